@@ -1,0 +1,109 @@
+# privada: build, install, test, lint, bench.  No experiment logic here:
+# experiments live in pipelines/.
+#
+#   make deps    install the Debian packages the build and tests need
+#   make         build lib/libprivada.a and the tools into build/bin
+#   make test    C unit tests + bats tests, ending "N passed, N failed"
+#   make run     the main job (see README.md)
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+PREFIX ?= /usr/local
+CC ?= cc
+TOOLS := featurize tns
+LIB_SRC := $(wildcard lib/*.c)
+LIB_HDR := $(wildcard lib/*.h)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+
+WARN := -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Werror
+CFLAGS ?= -O2 -g
+CPPFLAGS += -D_GNU_SOURCE -Ilib
+ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(XCFLAGS)
+LDLIBS := -lcsv -lzstd -llapacke -lopenblas -lz -lm
+
+B := build
+BIN := $(B)/bin
+
+# Debian 12 packages: build, test, lint and data sources.
+DEB_PKGS := build-essential libcsv-dev libzstd-dev zstd zlib1g-dev \
+	libopenblas-dev liblapacke-dev libgmp-dev bats bats-assert bats-support \
+	mandoc clang python3-numpy dataset-fashion-mnist python3-sklearn
+
+.PHONY: all deps test unit bats asan fuzz fuzz-run bench install run lint clean help
+
+all: $(BIN)/$(firstword $(TOOLS)) $(addprefix $(BIN)/,$(TOOLS)) ## build library and tools
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
+
+deps: ## install missing Debian packages (apt-get; sudo when not root)
+	@missing=$$(for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update -qq; \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
+	fi
+
+$(B)/obj/%.o: lib/%.c $(LIB_HDR) | $(B)/obj
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/libprivada.a: $(patsubst lib/%.c,$(B)/obj/%.o,$(LIB_SRC))
+	rm -f $@
+	ar rcs $@ $^
+
+$(BIN)/%: tools/%.c $(B)/libprivada.a $(LIB_HDR) | $(BIN)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(B)/libprivada.a $(LDLIBS)
+
+$(B)/unit/%: tests/unit/%.c $(B)/libprivada.a $(LIB_HDR) | $(B)/unit
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Wno-conversion -o $@ $< $(B)/libprivada.a $(LDLIBS)
+
+$(B)/obj $(BIN) $(B)/unit:
+	mkdir -p $@
+
+UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(UNIT_SRC))
+
+test: all $(UNIT_BINS) ## unit + bats tests; last line "N passed, N failed"
+	@tests/run $(UNIT_BINS)
+
+asan: ## build with ASan+UBSan into build-asan/ and run the tests there
+	$(MAKE) B=build-asan CC=clang CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
+
+fuzz: $(B)/fuzz/fuzz_reader ## build the libFuzzer target for the reader
+
+$(B)/fuzz/fuzz_reader: tests/fuzz/fuzz_reader.c $(LIB_SRC) $(LIB_HDR)
+	mkdir -p $(B)/fuzz
+	clang $(CPPFLAGS) -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined \
+		-o $@ $< $(LIB_SRC) $(LDLIBS)
+
+FUZZ_SECONDS ?= 60
+fuzz-run: $(B)/fuzz/fuzz_reader ## run the reader fuzzer for FUZZ_SECONDS on the vectors
+	mkdir -p $(B)/fuzz/corpus
+	cp formats/testdata/good/*.tns formats/testdata/bad/*.tns $(B)/fuzz/corpus/
+	$(B)/fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+		-print_final_stats=1 $(B)/fuzz/corpus 2>&1 | tail -n 12
+
+bench: all ## benchmarks (ratios against baselines run alongside)
+	@tests/bench/run
+
+install: all ## install tools and man pages under PREFIX
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7
+	install -m 755 $(addprefix $(BIN)/,$(TOOLS)) $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(addsuffix .1,$(addprefix man/,$(TOOLS))) $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 man/tensor-stream.5 $(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 644 man/privada.7 $(DESTDIR)$(PREFIX)/share/man/man7
+
+run: deps all ## the main job: a demo on shipped data
+	$(MAKE) -C pipelines/demo
+
+lint: ## mandoc -Tlint on every man page
+	mandoc -Tlint -W warning man/*.[157]
+
+clean: ## remove build output
+	rm -rf build build-asan

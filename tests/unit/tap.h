@@ -1,0 +1,24 @@
+/* tap.h: a minimal TAP producer for the C unit tests. */
+#ifndef TAP_H
+#define TAP_H
+#include <stdio.h>
+
+static int tap_n, tap_failed;
+
+#define ok(cond, ...) do { \
+	int ok_c_ = (cond) ? 1 : 0; \
+	tap_n++; \
+	if (!ok_c_) tap_failed++; \
+	printf("%sok %d - ", ok_c_ ? "" : "not ", tap_n); \
+	printf(__VA_ARGS__); \
+	printf("\n"); \
+	if (!ok_c_) printf("#   failed at %s:%d\n", __FILE__, __LINE__); \
+} while (0)
+
+static int
+tap_done(void)
+{
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
+}
+#endif
