@@ -22,7 +22,7 @@ WARN := -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Werror
 CFLAGS ?= -O2 -g
 CPPFLAGS += -D_GNU_SOURCE -Ilib
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(XCFLAGS)
-LDLIBS := -lcsv -lzstd -llapacke -lopenblas -lz -lm
+LDLIBS := -lcsv -lzstd -llapacke -lopenblas -lgmp -lz -lm
 
 B := build
 BIN := $(B)/bin
@@ -32,7 +32,8 @@ DEB_PKGS := build-essential libcsv-dev libzstd-dev zstd zlib1g-dev \
 	libopenblas-dev liblapacke-dev libgmp-dev bats bats-assert bats-support \
 	mandoc clang python3-numpy dataset-fashion-mnist python3-sklearn
 
-.PHONY: all deps test unit bats asan fuzz fuzz-run bench install run lint clean help
+PHONY_EXTRA := tests-bin
+.PHONY: $(PHONY_EXTRA) all deps test unit bats asan fuzz fuzz-run bench install run lint clean help
 
 all: $(BIN)/$(firstword $(TOOLS)) $(addprefix $(BIN)/,$(TOOLS)) ## build library and tools
 
@@ -67,12 +68,20 @@ $(B)/obj $(BIN) $(B)/unit:
 	mkdir -p $@
 
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(UNIT_SRC))
+HELPERS := $(patsubst tests/helpers/%.c,$(B)/tests-bin/%,$(wildcard tests/helpers/*.c))
 
-test: all $(UNIT_BINS) ## unit + bats tests; last line "N passed, N failed"
-	@tests/run $(UNIT_BINS)
+$(B)/tests-bin/%: tests/helpers/%.c $(B)/libprivada.a $(LIB_HDR)
+	mkdir -p $(B)/tests-bin
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(B)/libprivada.a $(LDLIBS)
+
+tests-bin: $(HELPERS) ## build the test-only helper programs
+
+FUZZ_SECONDS ?= 60
+test: deps all $(UNIT_BINS) $(HELPERS) ## unit + bats tests + a bounded fuzz run; last line "N passed, N failed"
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) PRIVADA_BIN=$(BIN) tests/run $(UNIT_BINS)
 
 asan: ## build with ASan+UBSan into build-asan/ and run the tests there
-	$(MAKE) B=build-asan CC=clang CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
+	$(MAKE) B=build-asan CC=clang FUZZ_SECONDS=0 CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
 
 fuzz: $(B)/fuzz/fuzz_reader ## build the libFuzzer target for the reader
 
@@ -81,15 +90,18 @@ $(B)/fuzz/fuzz_reader: tests/fuzz/fuzz_reader.c $(LIB_SRC) $(LIB_HDR)
 	clang $(CPPFLAGS) -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined \
 		-o $@ $< $(LIB_SRC) $(LDLIBS)
 
-FUZZ_SECONDS ?= 60
 fuzz-run: $(B)/fuzz/fuzz_reader ## run the reader fuzzer for FUZZ_SECONDS on the vectors
 	mkdir -p $(B)/fuzz/corpus
 	cp formats/testdata/good/*.tns formats/testdata/bad/*.tns $(B)/fuzz/corpus/
 	$(B)/fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
 		-print_final_stats=1 $(B)/fuzz/corpus 2>&1 | tail -n 12
 
-bench: all ## benchmarks (ratios against baselines run alongside)
+bench: all $(HELPERS) $(B)/bench/mkbig ## benchmarks (ratios against baselines run alongside)
 	@tests/bench/run
+
+$(B)/bench/%: tests/bench/%.c $(B)/libprivada.a $(LIB_HDR)
+	mkdir -p $(B)/bench
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(B)/libprivada.a $(LDLIBS)
 
 install: all ## install tools and man pages under PREFIX
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \

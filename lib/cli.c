@@ -5,24 +5,34 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "ck.h"
 #include "cli.h"
 
 static const char *prog = "privada";
 static int argc_saved;
 static char **argv_saved;
 static int quiet;
-static FILE *out_fp;
-static char *out_path, *out_tmp;
 static int progress_shown;
+
+/* Output files: a temporary file each (tmp, until renamed to path), and
+ * its FILE while open. */
+struct outfile {
+	char *path, *tmp;
+	FILE *fp;
+};
+static struct outfile *outs;
+static size_t nouts;
 
 static void
 out_cleanup(void)
 {
-	if (out_tmp != NULL)
-		unlink(out_tmp);
+	for (size_t i = 0; i < nouts; i++)
+		if (outs[i].tmp != NULL)
+			unlink(outs[i].tmp);
 }
 
 void
@@ -153,6 +163,77 @@ cli_u64(const char *opt, const char *arg)
 	return v;
 }
 
+void *
+cli_malloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		cli_die(EX_OSERR, "out of memory");
+	return p;
+}
+
+void *
+cli_calloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (p == NULL)
+		cli_die(EX_OSERR, "out of memory");
+	return p;
+}
+
+void *
+cli_reallocarray(void *p, size_t n, size_t size)
+{
+	size_t bytes;
+
+	if (ck_mul_size(n, size, &bytes) != 0 ||
+	    (p = realloc(p, bytes ? bytes : 1)) == NULL)
+		cli_die(EX_OSERR, "out of memory");
+	return p;
+}
+
+char *
+cli_strdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (p == NULL)
+		cli_die(EX_OSERR, "out of memory");
+	return p;
+}
+
+void
+cli_meta_set(struct ts_meta *m, const char *key, const char *val)
+{
+	if (ts_meta_set(m, key, val) != 0)
+		cli_die(EX_OSERR, "out of memory");
+}
+
+int
+cli_choice(const char *opt, const char *arg, const char *const *words)
+{
+	char list[256];
+	size_t len = 0, n;
+
+	for (n = 0; words[n] != NULL; n++)
+		if (strcmp(arg, words[n]) == 0)
+			return (int)n;
+	list[0] = '\0';
+	for (size_t i = 0; i < n && len < sizeof list; i++)
+		len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+		    i == 0 ? "" : i + 1 == n ? " or " : ", ", words[i]);
+	cli_usage_error("invalid %s '%s': expected %s", opt, arg, list);
+}
+
+const char *
+cli_level_arg(const char *arg)
+{
+	(void)cli_ll("--level", arg, CLI_LEVEL_MIN, CLI_LEVEL_MAX);
+	return arg;
+}
+
 FILE *
 cli_open_in(const char *path, const char **label)
 {
@@ -175,53 +256,147 @@ cli_close_in(FILE *fp)
 		fclose(fp);
 }
 
+struct infile *
+cli_infile_open(const char *path, unsigned flags)
+{
+	const char *label;
+	FILE *fp = cli_open_in(path, &label);
+	struct infile *f = infile_open(fp, label, flags);
+
+	if (f == NULL)
+		cli_die(EX_OSERR, "out of memory");
+	return f;
+}
+
+void
+cli_infile_close(struct infile *f)
+{
+	FILE *src;
+
+	if (f == NULL)
+		return;
+	src = infile_source(f);
+	infile_close(f);
+	cli_close_in(src);
+}
+
+void
+cli_infile_die(const struct infile *f)
+{
+	if (infile_error(f) != 0)
+		cli_ts_die(infile_error(f), infile_errmsg(f));
+	cli_die(EX_IOERR, "%s: read error", infile_label(f));
+}
+
 FILE *
 cli_out_open(const char *path, int force)
 {
-	int fd;
-
 	if (path == NULL || strcmp(path, "-") == 0) {
 		if (!force && isatty(STDOUT_FILENO))
 			cli_usage_error("refusing to write a tensor stream to a "
 			    "terminal (redirect stdout, use --output, or --force)");
-		out_fp = stdout;
 		return stdout;
 	}
-	if (asprintf(&out_tmp, "%s.tmpXXXXXX", path) < 0 ||
-	    (out_path = strdup(path)) == NULL)
+	return cli_out_open_path(path);
+}
+
+FILE *
+cli_out_open_path(const char *path)
+{
+	static mode_t mask;
+	static int have_mask;
+	struct outfile *o;
+	int fd, e;
+
+	if (!have_mask) {
+		/* The only way to read the umask is to set it. */
+		mask = umask(0);
+		umask(mask);
+		have_mask = 1;
+	}
+	outs = cli_reallocarray(outs, nouts + 1, sizeof *outs);
+	o = &outs[nouts];
+	o->fp = NULL;
+	o->path = cli_strdup(path);
+	if (asprintf(&o->tmp, "%s.tmpXXXXXX", path) < 0)
 		cli_die(EX_OSERR, "out of memory");
-	if ((fd = mkstemp(out_tmp)) < 0 || (out_fp = fdopen(fd, "wb")) == NULL) {
-		int e = errno;
-		free(out_tmp);
-		out_tmp = NULL;
+	if ((fd = mkstemp(o->tmp)) < 0) {
+		e = errno;
+		free(o->tmp);
 		cli_die(EX_CANTCREAT, "%s: %s", path, strerror(e));
 	}
-	return out_fp;
+	nouts++;	/* from here on, removed at exit unless committed */
+	/* mkstemp creates mode 0600; an output is an ordinary file. */
+	if (fchmod(fd, 0666 & ~mask) != 0 ||
+	    (o->fp = fdopen(fd, "wb")) == NULL) {
+		e = errno;
+		close(fd);
+		cli_die(EX_CANTCREAT, "%s: %s", path, strerror(e));
+	}
+	return o->fp;
+}
+
+static struct outfile *
+out_find(const FILE *fp)
+{
+	for (size_t i = 0; fp != NULL && i < nouts; i++)
+		if (outs[i].fp == fp)
+			return &outs[i];
+	return NULL;
+}
+
+static void
+out_close(struct outfile *o)
+{
+	FILE *fp = o->fp;
+
+	o->fp = NULL;
+	if (fflush(fp) != 0 || ferror(fp)) {
+		int e = errno;
+		fclose(fp);
+		cli_die(EX_IOERR, "%s: write error: %s", o->path, strerror(e));
+	}
+	if (fclose(fp) != 0)
+		cli_die(EX_IOERR, "%s: write error: %s", o->path,
+		    strerror(errno));
+}
+
+void
+cli_out_close(FILE *fp)
+{
+	struct outfile *o = out_find(fp);
+
+	if (o == NULL)
+		cli_die(EX_SOFTWARE, "cli_out_close: not an output file");
+	out_close(o);
 }
 
 void
 cli_out_commit(void)
 {
-	if (out_fp == NULL || out_fp == stdout) {
-		if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0)
-			cli_die(EX_IOERR, "write error on stdout: %s",
+	for (size_t i = 0; i < nouts; i++)
+		if (outs[i].fp != NULL)
+			out_close(&outs[i]);
+	for (size_t i = 0; i < nouts; i++) {
+		if (outs[i].tmp == NULL)
+			continue;
+		if (rename(outs[i].tmp, outs[i].path) != 0)
+			cli_die(EX_CANTCREAT, "%s: %s", outs[i].path,
 			    strerror(errno));
-		return;
+		free(outs[i].tmp);
+		outs[i].tmp = NULL;
 	}
-	if (fflush(out_fp) != 0 || ferror(out_fp) || fclose(out_fp) != 0)
-		cli_die(EX_IOERR, "%s: write error: %s", out_path,
-		    strerror(errno));
-	out_fp = NULL;
-	if (rename(out_tmp, out_path) != 0)
-		cli_die(EX_CANTCREAT, "%s: %s", out_path, strerror(errno));
-	free(out_tmp);
-	out_tmp = NULL;
+	for (size_t i = 0; i < nouts; i++)
+		free(outs[i].path);
+	free(outs);
+	outs = NULL;
+	nouts = 0;
 	if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0)
 		cli_die(EX_IOERR, "write error on stdout: %s", strerror(errno));
 }
 
 struct ts_writer *
-cli_writer(FILE *fp, const char *level_opt)
+cli_writer_label(FILE *fp, const char *label, const char *level_opt)
 {
 	const char *env = getenv("PRIVADA_LEVEL");
 	const char *th = getenv("PRIVADA_THREADS");
@@ -229,15 +404,25 @@ cli_writer(FILE *fp, const char *level_opt)
 	struct ts_writer *w;
 
 	if (level_opt != NULL)
-		level = (int)cli_ll("--level", level_opt, -131072, 22);
+		level = (int)cli_ll("--level", level_opt, CLI_LEVEL_MIN,
+		    CLI_LEVEL_MAX);
 	else if (env != NULL && *env != '\0')
-		level = (int)cli_ll("PRIVADA_LEVEL", env, -131072, 22);
+		level = (int)cli_ll("PRIVADA_LEVEL", env, CLI_LEVEL_MIN,
+		    CLI_LEVEL_MAX);
 	if (th != NULL && *th != '\0')
 		threads = (int)cli_ll("PRIVADA_THREADS", th, 0, 64);
-	if ((w = ts_writer_open(fp, fp == stdout ? "<stdout>" : out_path,
-	    level, threads)) == NULL)
+	if ((w = ts_writer_open(fp, label, level, threads)) == NULL)
 		cli_die(EX_OSERR, "out of memory");
 	return w;
+}
+
+struct ts_writer *
+cli_writer(FILE *fp, const char *level_opt)
+{
+	const struct outfile *o = out_find(fp);
+
+	return cli_writer_label(fp, o != NULL ? o->path : fp == stdout ?
+	    "<stdout>" : "<output>", level_opt);
 }
 
 struct ts_reader *

@@ -1,7 +1,8 @@
 /*
- * cli.h: helpers for tools only: messages, option values, opening inputs
- * and outputs, progress, provenance.  The one module of libprivada that
- * prints and exits (STYLE.md section 4); lib code never calls it.
+ * cli.h: helpers for tools only: messages, option values, memory,
+ * opening inputs and outputs, progress, provenance.  The one module of
+ * libprivada that prints and exits (STYLE.md section 4); lib code never
+ * calls it.
  *
  * Exit codes are <sysexits.h> values, as in STYLE.md section 3.
  */
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <sysexits.h>
 
+#include "infile.h"
 #include "tensor.h"
 #include "tstream.h"
 
@@ -41,21 +43,71 @@ double cli_double(const char *opt, const char *arg, double lo, double hi);
 long long cli_ll(const char *opt, const char *arg, long long lo, long long hi);
 uint64_t cli_u64(const char *opt, const char *arg);
 
+/* Memory, or exit 71 "out of memory".  A size of 0 allocates 1 byte;
+ * cli_reallocarray checks n * size for overflow. */
+void *cli_malloc(size_t n);
+void *cli_calloc(size_t n, size_t size);
+void *cli_reallocarray(void *p, size_t n, size_t size);
+char *cli_strdup(const char *s);
+/* ts_meta_set, or exit 71. */
+void cli_meta_set(struct ts_meta *m, const char *key, const char *val);
+
+/* The index of arg in words (NULL-terminated), or exit 64 with
+ * "invalid OPT 'ARG': expected a, b or c". */
+int cli_choice(const char *opt, const char *arg, const char *const *words);
+
+/* zstd levels of --level and PRIVADA_LEVEL. */
+#define CLI_LEVEL_MIN (-131072)
+#define CLI_LEVEL_MAX 22
+/* Check a --level value while parsing options (exit 64 quoting it).
+ * @return arg, to pass to cli_writer later. */
+const char *cli_level_arg(const char *arg);
+
 /* Open an input: NULL or "-" is stdin (label "<stdin>").  Exits 66 when it
  * cannot be opened.  *label is set to a string that lives until exit. */
 FILE *cli_open_in(const char *path, const char **label);
 void cli_close_in(FILE *fp);
 
-/* Output: stdout, or with a path, a sibling temporary file renamed into
- * place by cli_out_commit, and removed at exit if never committed.
- * Refuses a terminal on stdout unless force (exit 64). */
+/* An input opened as by cli_open_in, read through an infile (infile.h):
+ * its bytes hashed for prov.input.N.xxh64, gzip decompressed with
+ * INFILE_GZIP.  Exits 66, or 71 when out of memory.  Read from
+ * infile_fp; the label is infile_label. */
+struct infile *cli_infile_open(const char *path, unsigned flags);
+/* Close f and the input under it (stdin stays open).  Accepts NULL. */
+void cli_infile_close(struct infile *f);
+/* Exit for a failed read of f: with its own error (as cli_ts_die), else
+ * 74 "LABEL: read error". */
+void cli_infile_die(const struct infile *f) __attribute__((noreturn));
+
+/*
+ * Outputs.  cli_out_open gives stdout, or with a path, the output file;
+ * cli_out_open_path opens further files (tns split's parts).  A file is
+ * written as a sibling temporary file (mode 0666 less the umask, like a
+ * file fopen creates) and removed at exit unless cli_out_commit renames
+ * it into place, which it does only once every output has been written
+ * and closed: a tool that fails leaves no output looking complete.
+ */
+/* stdout (refusing a terminal unless force: exit 64), or path as by
+ * cli_out_open_path. */
 FILE *cli_out_open(const char *path, int force);
-/* fflush, fsync-free close and rename (or close stdout).  Exit 74 on error. */
+/* A new output file at path.  Exit 73 when it cannot be created. */
+FILE *cli_out_open_path(const char *path);
+/* Close an output of cli_out_open_path early (before cli_out_commit,
+ * to bound the open files); it is still renamed by cli_out_commit.
+ * Exit 74 on a write error. */
+void cli_out_close(FILE *fp);
+/* Close every output file still open, rename them all into place, then
+ * close stdout.  Exit 74 on a write error, 73 when a rename fails. */
 void cli_out_commit(void);
 
-/* Tensor stream writer on the output, at --level or PRIVADA_LEVEL
- * (default 1), with PRIVADA_THREADS compression workers (default 0).
- * level_opt is the --level argument or NULL. */
+/* Tensor stream writer on fp, at --level (level_opt, or NULL) or
+ * PRIVADA_LEVEL (default 1), with PRIVADA_THREADS compression workers
+ * (default 0); label names fp in messages.  Exit 64 on a bad level or
+ * thread count, 71 when out of memory. */
+struct ts_writer *cli_writer_label(FILE *fp, const char *label,
+    const char *level_opt);
+/* cli_writer_label on an output of cli_out_open or cli_out_open_path,
+ * labelled "<stdout>" or by its path. */
 struct ts_writer *cli_writer(FILE *fp, const char *level_opt);
 /* Reader on an opened input; exits 71 when out of memory. */
 struct ts_reader *cli_reader(FILE *fp, const char *label);

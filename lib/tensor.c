@@ -206,12 +206,54 @@ ts_utf8_valid(const char *str, size_t n)
 	return 1;
 }
 
+static uint64_t
+key_hash(const char *k)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);	/* FNV-1a */
+
+	for (; *k; k++)
+		h = (h ^ (unsigned char)*k) * UINT64_C(0x100000001b3);
+	return h;
+}
+
+/* Rebuild the index for n entries; small maps stay unindexed. */
+static int
+meta_reindex(struct ts_meta *m)
+{
+	size_t ns = 64;
+
+	free(m->slot);
+	m->slot = NULL;
+	m->nslot = 0;
+	if (m->n < 16)
+		return 0;
+	while (ns <= 2 * m->n)
+		ns *= 2;
+	if ((m->slot = calloc(ns, sizeof *m->slot)) == NULL)
+		return -1;
+	m->nslot = ns;
+	for (size_t i = 0; i < m->n; i++) {
+		size_t h = (size_t)key_hash(m->kv[i].key) & (ns - 1);
+		while (m->slot[h] != 0)
+			h = (h + 1) & (ns - 1);
+		m->slot[h] = (uint32_t)(i + 1);
+	}
+	return 0;
+}
+
 static struct ts_kv *
 meta_find(const struct ts_meta *m, const char *key)
 {
-	for (size_t i = 0; i < m->n; i++)
-		if (strcmp(m->kv[i].key, key) == 0)
-			return &m->kv[i];
+	if (m->nslot == 0) {
+		for (size_t i = 0; i < m->n; i++)
+			if (strcmp(m->kv[i].key, key) == 0)
+				return &m->kv[i];
+		return NULL;
+	}
+	for (size_t h = (size_t)key_hash(key) & (m->nslot - 1); m->slot[h];
+	    h = (h + 1) & (m->nslot - 1))
+		if (strcmp(m->kv[m->slot[h] - 1].key, key) == 0)
+			return &m->kv[m->slot[h] - 1];
 	return NULL;
 }
 
@@ -243,6 +285,18 @@ ts_meta_set(struct ts_meta *m, const char *key, const char *val)
 		return -1;
 	}
 	m->kv[m->n++].val = v;
+	if (m->n > UINT32_MAX - 1)
+		return -1;
+	if (m->nslot == 0)
+		return m->n >= 16 ? meta_reindex(m) : 0;
+	if (2 * m->n >= m->nslot)
+		return meta_reindex(m);
+	{
+		size_t h = (size_t)key_hash(key) & (m->nslot - 1);
+		while (m->slot[h] != 0)
+			h = (h + 1) & (m->nslot - 1);
+		m->slot[h] = (uint32_t)m->n;
+	}
 	return 0;
 }
 
@@ -282,7 +336,7 @@ ts_meta_del(struct ts_meta *m, const char *key)
 	free(kv->val);
 	memmove(kv, kv + 1, (size_t)(m->kv + m->n - kv - 1) * sizeof *kv);
 	m->n--;
-	return 0;
+	return meta_reindex(m);
 }
 
 void
@@ -295,6 +349,7 @@ ts_meta_free(struct ts_meta *m)
 		free(m->kv[i].val);
 	}
 	free(m->kv);
+	free(m->slot);
 	memset(m, 0, sizeof *m);
 }
 

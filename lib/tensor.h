@@ -34,10 +34,14 @@ struct ts_kv {
 	char *val;
 };
 
-/* Key/value pairs in insertion order; keys are unique. */
+/* Key/value pairs in insertion order; keys are unique.  Read kv[0..n-1]
+ * freely; change it only through the ts_meta_* functions, which keep a
+ * hash index (slot) so lookups stay fast on hostile, large inputs. */
 struct ts_meta {
 	size_t n, cap;
 	struct ts_kv *kv;
+	size_t nslot;		/* 0, or a power of two > 2n */
+	uint32_t *slot;		/* index + 1 into kv, 0 for empty */
 };
 
 struct tensor {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_getFrameHeader: window size */
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -54,6 +55,8 @@ struct ts_reader {
 	uint64_t nframes;
 	uint64_t off;		/* decompressed bytes parsed */
 	struct ts_xxh64 digest;
+	int have_version;	/* the header's version bytes were read */
+	unsigned char version[2];
 
 	int state, err;
 	uint64_t max_header, max_bytes;
@@ -63,7 +66,7 @@ struct ts_reader {
 	int cur_streamed;
 	/* counts for the end record */
 	uint64_t nrecords, ntensors, total_rows;
-	char **names;
+	struct ts_meta names;	/* a set: tensor names seen (hashed) */
 	struct ts_meta meta;
 	char msg[768];
 };
@@ -158,8 +161,7 @@ ts_reader_open(FILE *fp, const char *label)
 	r->in = malloc(IN_CAP);
 	r->out_cap = ZSTD_DStreamOutSize();
 	r->out = malloc(r->out_cap);
-	r->names = calloc(TS_MAX_TENSORS, sizeof *r->names);
-	if (!r->dz || !r->in || !r->out || !r->names ||
+	if (!r->dz || !r->in || !r->out ||
 	    ZSTD_isError(ZSTD_DCtx_setParameter(r->dz, ZSTD_d_windowLogMax,
 	    TS_WINDOW_LOG_MAX))) {
 		ts_reader_close(r);
@@ -179,10 +181,7 @@ ts_reader_close(struct ts_reader *r)
 	ZSTD_freeDCtx(r->dz);
 	free(r->in);
 	free(r->out);
-	if (r->names)
-		for (uint64_t i = 0; i < r->ntensors && i < TS_MAX_TENSORS; i++)
-			free(r->names[i]);
-	free(r->names);
+	ts_meta_free(&r->names);
 	ts_meta_free(&r->meta);
 	free(r);
 }
@@ -229,7 +228,7 @@ frame_start(struct ts_reader *r)
 	uint32_t magic;
 	int rc;
 
-	while (r->in_len - r->in_pos < 5 && !r->in_eof)
+	while (r->in_len - r->in_pos < ZSTD_FRAMEHEADERSIZE_MAX && !r->in_eof)
 		if ((rc = in_more(r)) != 0)
 			return rc;
 	at = r->in_off + r->in_pos;
@@ -259,6 +258,26 @@ frame_start(struct ts_reader *r)
 		return rfail(r, TS_E_CHECKSUM, r->off,
 		    "input byte %llu: zstd frame without content checksum "
 		    "(writers must set it)", (unsigned long long)at);
+	/* The window is checked here, before zstd allocates it: a
+	 * single-segment frame's window is its whole declared content. */
+	{
+		ZSTD_frameHeader fh;
+		size_t z = ZSTD_getFrameHeader(&fh, r->in + r->in_pos,
+		    r->in_len - r->in_pos);
+		if (ZSTD_isError(z))
+			return rfail(r, TS_E_ZSTD, r->off, "input byte %llu: "
+			    "bad zstd frame header: %s", (unsigned long long)at,
+			    ZSTD_getErrorName(z));
+		if (z > 0)
+			return rfail(r, TS_E_TRUNCATED, r->off, "input byte "
+			    "%llu: truncated zstd frame header",
+			    (unsigned long long)at);
+		if (fh.windowSize > (UINT64_C(1) << TS_WINDOW_LOG_MAX))
+			return rfail(r, TS_E_LIMIT, r->off, "input byte %llu: "
+			    "zstd window of %llu bytes exceeds the limit 2^%d",
+			    (unsigned long long)at,
+			    (unsigned long long)fh.windowSize, TS_WINDOW_LOG_MAX);
+	}
 	r->nframes++;
 	r->zret = 1;
 	return 1;
@@ -480,7 +499,9 @@ rec_body(struct ts_reader *r, uint64_t len, unsigned char **body,
 	*body = malloc(len ? (size_t)len : 1);
 	if (*body == NULL)
 		return rfail(r, TS_E_NOMEM, r->off, "out of memory");
-	int rc = rd(r, *body, (size_t)len, what);
+	char inside[64];
+	snprintf(inside, sizeof inside, "a %s record", what);
+	int rc = rd(r, *body, (size_t)len, inside);
 	if (rc != 0) {
 		free(*body);
 		*body = NULL;
@@ -499,6 +520,9 @@ stream_header(struct ts_reader *r)
 	if (memcmp(h, MAGIC, sizeof MAGIC) != 0)
 		return rfail(r, TS_E_FORMAT, 0,
 		    "bad magic: zstd data that is not a tensor stream");
+	r->version[0] = h[8];
+	r->version[1] = h[9];
+	r->have_version = 1;
 	if (h[8] != TS_VERSION_MAJOR)
 		return rfail(r, TS_E_VERSION, 8,
 		    "version %u.%u: this reader supports major version %u",
@@ -538,10 +562,9 @@ parse_tensor(struct ts_reader *r, unsigned char *body, uint64_t len,
 		return rfail(r, TS_E_FORMAT, at + 2, "tensor name: %s",
 		    memchr(p, 0, nl) ? "NUL byte in name" : bad);
 	snprintf(where, sizeof where, "tensor '%s'", hdr->name);
-	for (uint64_t i = 0; i < r->ntensors; i++)
-		if (strcmp(r->names[i], hdr->name) == 0)
-			return rfail(r, TS_E_FORMAT, at + 2,
-			    "%s: duplicate tensor name", where);
+	if (ts_meta_get(&r->names, hdr->name) != NULL)
+		return rfail(r, TS_E_FORMAT, at + 2,
+		    "%s: duplicate tensor name", where);
 	if (r->ntensors >= TS_MAX_TENSORS)
 		return rfail(r, TS_E_LIMIT, at, "more than %d tensors",
 		    TS_MAX_TENSORS);
@@ -596,13 +619,17 @@ parse_tensor(struct ts_reader *r, unsigned char *body, uint64_t len,
 		return rfail(r, TS_E_LIMIT, c.off,
 		    "%s: row of %llu elements exceeds the limit", where,
 		    (unsigned long long)el);
+	if (!(flags & FLAG_STREAMED) && ndim > 0 && hdr->dims[0] > TS_MAX_ELEMS)
+		return rfail(r, TS_E_LIMIT, c.off, "%s: %llu rows exceed the "
+		    "limit %llu", where, (unsigned long long)hdr->dims[0],
+		    (unsigned long long)TS_MAX_ELEMS);
 	if ((rc = parse_meta(r, &c, &hdr->meta, where)) != 0)
 		return rc;
 	if (c.left != 0)
 		return rfail(r, TS_E_FORMAT, c.off,
 		    "%s: %zu unexpected bytes at the end of the header", where,
 		    c.left);
-	if ((r->names[r->ntensors] = strdup(hdr->name)) == NULL)
+	if (ts_meta_set(&r->names, hdr->name, "") != 0)
 		return rfail(r, TS_E_NOMEM, c.off, "out of memory");
 	r->ntensors++;
 	snprintf(r->cur_name, sizeof r->cur_name, "%s", hdr->name);
@@ -708,7 +735,7 @@ ts_read_next(struct ts_reader *r, struct tensor *hdr)
 			return rc;
 		switch (type) {
 		case REC_META:
-			if ((rc = rec_body(r, len, &body, "a metadata record")) != 0)
+			if ((rc = rec_body(r, len, &body, "metadata")) != 0)
 				return rc;
 			{
 				struct cur c = { body, (size_t)len, at + REC_BYTES };
@@ -724,7 +751,7 @@ ts_read_next(struct ts_reader *r, struct tensor *hdr)
 			r->nrecords++;
 			break;
 		case REC_TENSOR:
-			if ((rc = rec_body(r, len, &body, "a tensor header")) != 0)
+			if ((rc = rec_body(r, len, &body, "tensor header")) != 0)
 				return rc;
 			rc = parse_tensor(r, body, len, at + REC_BYTES, hdr);
 			free(body);
@@ -801,6 +828,10 @@ chunk_start(struct ts_reader *r, uint64_t len, uint64_t at)
 		    "length %llu, but %llu rows need %llu", r->cur_name,
 		    (unsigned long long)len, (unsigned long long)n,
 		    (unsigned long long)need);
+	if (ck_add_u64(r->cur_rows, n, &rows) == 0 && rows > TS_MAX_ELEMS)
+		return rfail(r, TS_E_LIMIT, at + REC_BYTES, "tensor '%s': more "
+		    "than %llu rows", r->cur_name,
+		    (unsigned long long)TS_MAX_ELEMS);
 	if (ck_add_u64(r->cur_rows, n, &rows) != 0 || rows > r->cur_dims0)
 		return rfail(r, TS_E_FORMAT, at + REC_BYTES, "tensor '%s': "
 		    "chunks hold more rows than the %llu declared", r->cur_name,
@@ -873,6 +904,25 @@ ts_read_data(struct ts_reader *r, struct tensor *t)
 		    "%llu bytes exceed the in-memory limit of %llu bytes",
 		    r->cur_name, (unsigned long long)r->cur_dims0,
 		    (unsigned long long)rb, (unsigned long long)r->max_bytes);
+	if (limit_rows == 0) {
+		/* Not one row fits in memory, so only an empty tensor can be
+		 * held: never allocate a row to find out. */
+		got = ts_read_rows(r, NULL, 1);
+		if (got < 0)
+			return (int)got;
+		if (got > 0)
+			return rfail(r, TS_E_LIMIT, r->off, "tensor '%s': a row "
+			    "of %llu bytes exceeds the in-memory limit of %llu "
+			    "bytes", r->cur_name, (unsigned long long)rb,
+			    (unsigned long long)r->max_bytes);
+		if ((data = malloc(1)) == NULL)
+			return rfail(r, TS_E_NOMEM, r->off, "out of memory");
+		free(t->data);
+		t->data = data;
+		if (t->ndim > 0)
+			t->dims[0] = 0;
+		return 0;
+	}
 	/* Grow with the data actually present: a declared size is never
 	 * trusted for allocation. */
 	for (;;) {
@@ -970,6 +1020,27 @@ ts_reader_digest(const struct ts_reader *r)
 	return ts_xxh64_final(&r->digest);
 }
 
+/* One-shot XXH64 (the streaming functions are in xxh64.c). */
+uint64_t
+ts_xxh64(const void *p, size_t n, uint64_t seed)
+{
+	struct ts_xxh64 h;
+
+	ts_xxh64_init(&h, seed);
+	ts_xxh64_update(&h, p, n);
+	return ts_xxh64_final(&h);
+}
+
+int
+ts_reader_version(const struct ts_reader *r, int *major, int *minor)
+{
+	if (!r->have_version)
+		return TS_E_USAGE;
+	*major = r->version[0];
+	*minor = r->version[1];
+	return 0;
+}
+
 uint64_t
 ts_reader_tensors(const struct ts_reader *r)
 {
@@ -1002,7 +1073,7 @@ struct ts_writer {
 	uint64_t chunk_rows;
 	size_t chunk_len;
 	uint64_t nrecords, ntensors, total_rows;
-	char **names;
+	struct ts_meta names;	/* a set: tensor names written */
 	char msg[512];
 };
 
@@ -1041,8 +1112,7 @@ ts_writer_open(FILE *fp, const char *label, int level, int threads)
 	w->zout_cap = ZSTD_CStreamOutSize();
 	w->zout = malloc(w->zout_cap);
 	w->chunk = malloc(CHUNK_CAP);
-	w->names = calloc(TS_MAX_TENSORS, sizeof *w->names);
-	if (!w->cz || !w->zout || !w->chunk || !w->names ||
+	if (!w->cz || !w->zout || !w->chunk ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cz, ZSTD_c_compressionLevel,
 	    level ? level : 1)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cz, ZSTD_c_checksumFlag, 1))) {
@@ -1064,10 +1134,7 @@ ts_writer_close(struct ts_writer *w)
 	ZSTD_freeCCtx(w->cz);
 	free(w->zout);
 	free(w->chunk);
-	if (w->names)
-		for (uint64_t i = 0; i < w->ntensors && i < TS_MAX_TENSORS; i++)
-			free(w->names[i]);
-	free(w->names);
+	ts_meta_free(&w->names);
 	free(w);
 }
 
@@ -1214,10 +1281,9 @@ ts_write_begin(struct ts_writer *w, const struct tensor *t)
 	if (ts_dtype_size(t->dtype) == 0 || t->ndim < 0 || t->ndim > TS_MAX_NDIM)
 		return wfail(w, TS_E_USAGE, "tensor '%s': bad dtype or ndim",
 		    t->name);
-	for (uint64_t i = 0; i < w->ntensors; i++)
-		if (strcmp(w->names[i], t->name) == 0)
-			return wfail(w, TS_E_USAGE, "duplicate tensor name '%s'",
-			    t->name);
+	if (ts_meta_get(&w->names, t->name) != NULL)
+		return wfail(w, TS_E_USAGE, "duplicate tensor name '%s'",
+		    t->name);
 	if (w->ntensors >= TS_MAX_TENSORS)
 		return wfail(w, TS_E_LIMIT, "more than %d tensors",
 		    TS_MAX_TENSORS);
@@ -1226,6 +1292,10 @@ ts_write_begin(struct ts_writer *w, const struct tensor *t)
 	    != 0) || (!streamed && tensor_bytes(t, &el) != 0))
 		return wfail(w, TS_E_OVERFLOW, "tensor '%s': size overflows",
 		    t->name);
+	if (!streamed && t->ndim > 0 && t->dims[0] > TS_MAX_ELEMS)
+		return wfail(w, TS_E_LIMIT, "tensor '%s': %llu rows exceed the "
+		    "limit %llu", t->name, (unsigned long long)t->dims[0],
+		    (unsigned long long)TS_MAX_ELEMS);
 	if ((rc = emit_header(w)) != 0)
 		return rc;
 	if ((p = buf_grow(&b, 2 + nl + 4 + 8 * (size_t)t->ndim)) != NULL) {
@@ -1244,7 +1314,7 @@ ts_write_begin(struct ts_writer *w, const struct tensor *t)
 	free(b.p);
 	if (rc != 0)
 		return rc;
-	if ((w->names[w->ntensors] = strdup(t->name)) == NULL)
+	if (ts_meta_set(&w->names, t->name, "") != 0)
 		return wfail(w, TS_E_NOMEM, "out of memory");
 	w->ntensors++;
 	snprintf(w->cur_name, sizeof w->cur_name, "%s", t->name);
@@ -1297,6 +1367,9 @@ ts_write_rows(struct ts_writer *w, const void *buf, uint64_t nrows)
 		return w->err;
 	if (w->state != WS_TENSOR)
 		return wfail(w, TS_E_USAGE, "rows written outside a tensor");
+	if (ck_add_u64(w->cur_rows, nrows, &total) == 0 && total > TS_MAX_ELEMS)
+		return wfail(w, TS_E_LIMIT, "tensor '%s': more than %llu rows",
+		    w->cur_name, (unsigned long long)TS_MAX_ELEMS);
 	if (ck_add_u64(w->cur_rows, nrows, &total) != 0 ||
 	    total > w->cur_dims0 ||
 	    ck_mul_u64(nrows, w->cur_rowbytes, &nb) != 0 || nb > SIZE_MAX / 2)

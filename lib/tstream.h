@@ -95,6 +95,11 @@ uint64_t ts_reader_offset(const struct ts_reader *r);
 /* XXH64 (seed 0) of the compressed bytes consumed so far; after the end
  * of a valid stream, the digest of the whole file. */
 uint64_t ts_reader_digest(const struct ts_reader *r);
+/* The format version the stream's header declares, into *major and
+ * *minor (valid after the first ts_read_next, even when it failed with
+ * TS_E_VERSION).  @return 0, or TS_E_USAGE when no header with a valid
+ * magic has been read. */
+int ts_reader_version(const struct ts_reader *r, int *major, int *minor);
 /* Counts from the end record (valid after ts_read_next returned 0). */
 uint64_t ts_reader_tensors(const struct ts_reader *r);
 /* Message for the last error: "LABEL: offset N: what is wrong". */
@@ -142,5 +147,7 @@ struct ts_xxh64 {
 void ts_xxh64_init(struct ts_xxh64 *s, uint64_t seed);
 void ts_xxh64_update(struct ts_xxh64 *s, const void *p, size_t n);
 uint64_t ts_xxh64_final(const struct ts_xxh64 *s);
+/* XXH64 of the n bytes at p in one call. */
+uint64_t ts_xxh64(const void *p, size_t n, uint64_t seed);
 
 #endif

@@ -4,7 +4,7 @@ bats_load_library bats-support
 bats_load_library bats-assert
 
 TOP="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
-export PATH="$TOP/build/bin:$TOP/tests/bin:/usr/bin:/bin"
+export PATH="${PRIVADA_BIN:-$TOP/build/bin}:$TOP/tests/bin:/usr/bin:/bin"
 export LC_ALL=C OPENBLAS_NUM_THREADS=1
 unset PRIVADA_LEVEL PRIVADA_THREADS
 DATA="$TOP/tests/data"
@@ -17,7 +17,7 @@ PY=/usr/bin/python3
 # (rendered by mandoc, whitespace folded).
 synopsis_matches() {
 	local tool=$1 man help
-	man=$(mandoc -T ascii -O width=200 "$TOP/man/$tool.1" | col -b |
+	man=$(mandoc -T ascii -O width=200 "$TOP/man/$tool.1" | col -bx |
 		sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed '1d;$d' | tr -s ' \n' ' ' | sed 's/^ //;s/ $//')
 	help=$("$tool" --help | sed -n '/^usage:/,/^$/p' | sed 's/^usage://' | tr -s ' \n' ' ' | sed 's/^ //;s/ $//')
 	[ "$man" = "$help" ] || { echo "man:  $man"; echo "help: $help"; return 1; }

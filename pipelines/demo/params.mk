@@ -1,0 +1,2 @@
+# Parameters of the demo experiment.
+CLIP := 1

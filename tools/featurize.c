@@ -1,0 +1,1751 @@
+/*
+ * featurize: turn raw data (CSV, IDX images, text) into a tensor stream of
+ * features and labels.
+ */
+#include <errno.h>
+#include <float.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ck.h"
+#include "cli.h"
+#include "csvin.h"
+#include "ledger.h"
+#include "tensor.h"
+#include "tstream.h"
+
+#define MAX_FEATURES (UINT64_C(1) << 24)	/* columns of X */
+#define MAX_SIDE 4096				/* --resize height and width */
+#define MAX_DATASET LEDGER_MAX_NAME		/* bytes in a dataset name */
+#define DEFAULT_HASH_DIM 1024
+#define HASH_SEED 0				/* XXH64 seed of --hash-dim */
+#define PROGRESS_EVERY 4096
+#define SHOWN_VALUE 48				/* bytes of a bad value quoted */
+
+enum { FMT_NONE, FMT_CSV, FMT_IDX, FMT_TEXT };
+enum { MISS_ERROR, MISS_ZERO, MISS_DROP };
+enum { NORM_NONE, NORM_L1, NORM_L2 };
+enum { HDR_AUTO, HDR_YES, HDR_NO };
+
+enum {
+	OPT_CLIP_ROWS = 256, OPT_COLUMNS, OPT_DATASET, OPT_DTYPE, OPT_FORMAT,
+	OPT_HASH_DIM, OPT_HEADER, OPT_LABEL, OPT_LABELS, OPT_LEVEL,
+	OPT_MISSING, OPT_NO_LABEL, OPT_NORMALIZE, OPT_RESIZE, OPT_SCALE,
+	OPT_SCALE_FROM, OPT_VOCAB
+};
+
+struct opts {
+	const char *output, *level, *dataset, *columns, *label, *labels;
+	const char *scale_from, *vocab, *clip_arg;
+	int force, quiet, format, dtype, header, missing, normalize;
+	int no_label, header_set, scale;
+	double scale_lo, scale_hi, clip;
+	uint64_t hash_dim, rh, rw;
+	int hash_set, resize;
+};
+
+/* A growable string. */
+struct sbuf {
+	char *p;
+	size_t len, cap;
+};
+
+/* Distinct strings in insertion order, with an open-addressing index. */
+struct strtab {
+	char **keys;
+	size_t n, kcap;
+	size_t *slots;		/* key index + 1; 0 is empty */
+	size_t nslots;		/* a power of two */
+};
+
+/* Labels: y as indices into the table of distinct label strings. */
+struct labels {
+	struct strtab tab;
+	int32_t *ival;		/* integer value of each distinct label */
+	size_t icap;
+	int all_int;
+	int32_t *y;
+	size_t n, cap;
+};
+
+/* Per-feature bounds of --scale or --scale-from. */
+struct scaler {
+	int on;
+	double lo, hi;		/* the same bounds for every feature */
+	double *flo, *fhi;	/* per feature (--scale-from), or NULL */
+};
+
+/* Everything about the output. */
+struct out {
+	const struct opts *o;
+	struct ts_writer *w;
+	size_t d;
+	double *row;
+	float *frow;
+	struct scaler sc;
+	uint64_t rows, total;
+	struct labels lab;
+	int has_y;
+};
+
+/* CSV layout after the header: which fields are features and label. */
+struct csvlay {
+	size_t ncol, d;
+	size_t *feat;
+	long long label;	/* -1: none */
+	char **names;		/* header names, or NULL */
+	uint64_t replaced, dropped;
+};
+
+__attribute__((noreturn)) static void
+usage(int status)
+{
+	FILE *fp = status ? stderr : stdout;
+
+	fputs("usage: featurize [-fhqV] [-o file] [--clip-rows bound] "
+	    "[--columns list]\n"
+	    "                 [--dataset name] [--dtype type] "
+	    "[--format format]\n"
+	    "                 [--hash-dim n] [--header when] "
+	    "[--label column | --no-label]\n"
+	    "                 [--labels file] [--level level] "
+	    "[--missing policy]\n"
+	    "                 [--normalize kind] [--resize size]\n"
+	    "                 [--scale lo:hi | --scale-from file] "
+	    "[--vocab file] [file]\n", fp);
+	if (status == 0)
+		fputs("\n"
+		    "  -f, --force            write to a terminal\n"
+		    "  -h, --help             show this help\n"
+		    "  -o, --output FILE      write FILE (through a temporary "
+		    "file), not stdout\n"
+		    "  -q, --quiet            no warnings, no progress\n"
+		    "  -V, --version          show the version\n"
+		    "      --clip-rows C      scale rows of L2 norm above C down "
+		    "to C (last step)\n"
+		    "      --columns LIST     CSV features: indices from 0, "
+		    "ranges A-B, names\n"
+		    "      --dataset NAME     protected dataset, [a-z0-9_]+ "
+		    "(default: file name)\n"
+		    "      --dtype TYPE       type of X: f32 (default) or f64\n"
+		    "      --format FORMAT    csv, idx or text (default: by file "
+		    "name, else csv)\n"
+		    "      --hash-dim N       text: hash buckets (default 1024)\n"
+		    "      --header WHEN      CSV header: auto (default), yes, "
+		    "no\n"
+		    "      --label COLUMN     CSV label column, name or index; "
+		    "text: field index\n"
+		    "      --labels FILE      idx: the labels file\n"
+		    "      --level N          zstd level of the output (default "
+		    "1)\n"
+		    "      --missing POLICY   bad or missing values: error "
+		    "(default), zero, drop-row\n"
+		    "      --no-label         CSV: no label column, X only\n"
+		    "      --normalize KIND   divide each row by its l1 or l2 "
+		    "norm\n"
+		    "      --resize HxW       idx: resize images by area "
+		    "averaging\n"
+		    "      --scale LO:HI      map features from [LO,HI] to [0,1], "
+		    "clamping\n"
+		    "      --scale-from FILE  CSV: per-feature bounds from a "
+		    "PUBLIC file\n"
+		    "      --vocab FILE       text: one token or bigram a line, "
+		    "a column each\n", fp);
+	exit(status);
+}
+
+/* ---- small helpers ---- */
+
+static void *
+xgrow(void *p, size_t *cap, size_t need, size_t elem)
+{
+	size_t nc = *cap ? *cap : 16;
+
+	if (need <= *cap)
+		return p;
+	while (nc < need) {
+		if (nc > SIZE_MAX / 4 / elem)
+			cli_die(EX_OSERR, "out of memory");
+		nc *= 2;
+	}
+	p = cli_reallocarray(p, nc, elem);
+	*cap = nc;
+	return p;
+}
+
+static void
+sb_add(struct sbuf *b, const char *s, size_t n)
+{
+	b->p = xgrow(b->p, &b->cap, b->len + n + 1, 1);
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void
+sb_str(struct sbuf *b, const char *s)
+{
+	sb_add(b, s, strlen(s));
+}
+
+/* Append s as a JSON string. */
+static void
+sb_json(struct sbuf *b, const char *s)
+{
+	char esc[8];
+
+	sb_add(b, "\"", 1);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)ch;
+			sb_add(b, esc, 2);
+		} else if (ch < 0x20) {
+			snprintf(esc, sizeof esc, "\\u%04x", ch);
+			sb_add(b, esc, 6);
+		} else {
+			sb_add(b, s, 1);
+		}
+	}
+	sb_add(b, "\"", 1);
+}
+
+/* A value quoted in a message: at most SHOWN_VALUE bytes. */
+static const char *
+shown(const char *s, char *buf, size_t cap)
+{
+	size_t n = strlen(s);
+
+	if (n <= SHOWN_VALUE)
+		return s;
+	snprintf(buf, cap, "%.*s...", SHOWN_VALUE, s);
+	return buf;
+}
+
+/* ---- string table ---- */
+
+static long long
+strtab_find(const struct strtab *t, const char *s, size_t len, uint64_t hv)
+{
+	if (t->nslots == 0)
+		return -1;
+	for (size_t i = (size_t)hv & (t->nslots - 1);; i = (i + 1) &
+	    (t->nslots - 1)) {
+		size_t k = t->slots[i];
+		if (k == 0)
+			return -1;
+		if (strncmp(t->keys[k - 1], s, len) == 0 &&
+		    t->keys[k - 1][len] == '\0')
+			return (long long)(k - 1);
+	}
+}
+
+static void
+strtab_rehash(struct strtab *t, size_t nslots)
+{
+	free(t->slots);
+	t->slots = cli_calloc(nslots, sizeof *t->slots);
+	t->nslots = nslots;
+	for (size_t k = 0; k < t->n; k++) {
+		uint64_t hv = ts_xxh64(t->keys[k], strlen(t->keys[k]), 0);
+		size_t i = (size_t)hv & (nslots - 1);
+		while (t->slots[i] != 0)
+			i = (i + 1) & (nslots - 1);
+		t->slots[i] = k + 1;
+	}
+}
+
+/* Index of s (len bytes) in t, adding it if new; *added says which. */
+static size_t
+strtab_add(struct strtab *t, const char *s, size_t len, int *added)
+{
+	uint64_t hv = ts_xxh64(s, len, 0);
+	long long k = strtab_find(t, s, len, hv);
+	char *copy;
+
+	*added = 0;
+	if (k >= 0)
+		return (size_t)k;
+	t->keys = xgrow(t->keys, &t->kcap, t->n + 1, sizeof *t->keys);
+	copy = cli_malloc(len + 1);
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	t->keys[t->n++] = copy;
+	*added = 1;
+	/* Keep the load below one half so probes stay short. */
+	if (t->n * 2 > t->nslots)
+		strtab_rehash(t, t->nslots ? t->nslots * 2 : 64);
+	else {
+		size_t i = (size_t)hv & (t->nslots - 1);
+		while (t->slots[i] != 0)
+			i = (i + 1) & (t->nslots - 1);
+		t->slots[i] = t->n;
+	}
+	return t->n - 1;
+}
+
+static void
+strtab_free(struct strtab *t)
+{
+	for (size_t k = 0; k < t->n; k++)
+		free(t->keys[k]);
+	free(t->keys);
+	free(t->slots);
+	memset(t, 0, sizeof *t);
+}
+
+/* ---- inputs ---- */
+
+/* Files must be distinct: a --scale-from file that is the input itself
+ * would learn bounds from private data. */
+static int
+same_file(const struct infile *a, const struct infile *b)
+{
+	struct stat sa, sb;
+
+	if (fstat(fileno(infile_source(a)), &sa) != 0 ||
+	    fstat(fileno(infile_source(b)), &sb) != 0)
+		return 0;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* ---- option values ---- */
+
+static void
+parse_scale(struct opts *o, const char *arg)
+{
+	const char *colon = strchr(arg, ':');
+	char lo[64];
+
+	if (colon == NULL || (size_t)(colon - arg) >= sizeof lo)
+		cli_usage_error("invalid --scale '%s': expected LO:HI", arg);
+	memcpy(lo, arg, (size_t)(colon - arg));
+	lo[colon - arg] = '\0';
+	o->scale_lo = cli_double("--scale", lo, -DBL_MAX, DBL_MAX);
+	o->scale_hi = cli_double("--scale", colon + 1, -DBL_MAX, DBL_MAX);
+	if (!(o->scale_hi > o->scale_lo) ||
+	    !isfinite(o->scale_hi - o->scale_lo))
+		cli_usage_error("invalid --scale '%s': needs LO < HI", arg);
+	o->scale = 1;
+}
+
+static void
+parse_resize(struct opts *o, const char *arg)
+{
+	char *end;
+	unsigned long long h, w;
+
+	errno = 0;
+	if (arg[0] < '0' || arg[0] > '9')
+		goto bad;
+	h = strtoull(arg, &end, 10);
+	if (errno || (*end != 'x' && *end != 'X') || end[1] < '0' ||
+	    end[1] > '9')
+		goto bad;
+	w = strtoull(end + 1, &end, 10);
+	if (errno || *end != '\0' || h < 1 || w < 1 || h > MAX_SIDE ||
+	    w > MAX_SIDE)
+		goto bad;
+	o->rh = h;
+	o->rw = w;
+	o->resize = 1;
+	return;
+bad:
+	cli_usage_error("invalid --resize '%s': expected HxW with sides in "
+	    "[1, %d]", arg, MAX_SIDE);
+}
+
+static int
+is_index(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+static uint64_t
+index_value(const char *opt, const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end != '\0' || v >= MAX_FEATURES)
+		cli_usage_error("invalid %s '%s': column index out of range",
+		    opt, s);
+	return v;
+}
+
+/* The dataset name from a path: the base name up to its first dot,
+ * lowercased, with other characters outside [a-z0-9_] turned into '_'. */
+static void
+dataset_from_path(const char *path, char *out, size_t cap)
+{
+	const char *base;
+	size_t n = 0;
+
+	if (path == NULL || strcmp(path, "-") == 0) {
+		snprintf(out, cap, "stdin");
+		return;
+	}
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (; *base && *base != '.' && n + 1 < cap && n < MAX_DATASET;
+	    base++) {
+		char ch = *base;
+		if (ch >= 'A' && ch <= 'Z')
+			ch = (char)(ch - 'A' + 'a');
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
+			ch = '_';
+		out[n++] = ch;
+	}
+	out[n] = '\0';
+	if (n == 0)
+		snprintf(out, cap, "data");
+}
+
+static int
+ends_with(const char *s, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+
+	return n >= k && strncmp(s + n - k, suffix, k) == 0;
+}
+
+/* Format from the file name, ignoring a .gz or .zst suffix. */
+static int
+format_from_path(const char *path)
+{
+	size_t n;
+
+	if (path == NULL || strcmp(path, "-") == 0)
+		return FMT_CSV;
+	n = strlen(path);
+	if (ends_with(path, n, ".gz"))
+		n -= 3;
+	else if (ends_with(path, n, ".zst"))
+		n -= 4;
+	if (ends_with(path, n, "ubyte") || ends_with(path, n, ".idx") ||
+	    ends_with(path, n, ".idx1") || ends_with(path, n, ".idx3"))
+		return FMT_IDX;
+	if (ends_with(path, n, ".txt"))
+		return FMT_TEXT;
+	return FMT_CSV;
+}
+
+/* ---- rows ---- */
+
+static void
+scale_row(const struct scaler *sc, double *x, size_t d)
+{
+	if (!sc->on)
+		return;
+	for (size_t j = 0; j < d; j++) {
+		double lo = sc->flo ? sc->flo[j] : sc->lo;
+		double hi = sc->fhi ? sc->fhi[j] : sc->hi;
+		double v;
+		/* A feature constant in the public file maps to a step. */
+		if (!(hi > lo))
+			v = x[j] > lo ? 1 : 0;
+		else
+			v = (x[j] - lo) / (hi - lo);
+		x[j] = v < 0 ? 0 : v > 1 ? 1 : v;
+	}
+}
+
+/* L2 norm, summing squares in index order; rescaled when the sum would
+ * overflow or lose everything to underflow. */
+static double
+l2norm(const double *x, size_t d)
+{
+	double s = 0, m = 0;
+
+	for (size_t j = 0; j < d; j++)
+		s += x[j] * x[j];
+	if (isfinite(s) && s >= DBL_MIN)
+		return sqrt(s);
+	for (size_t j = 0; j < d; j++)
+		if (fabs(x[j]) > m)
+			m = fabs(x[j]);
+	if (m == 0)
+		return 0;
+	s = 0;
+	for (size_t j = 0; j < d; j++)
+		s += (x[j] / m) * (x[j] / m);
+	return m * sqrt(s);
+}
+
+static double
+l2norm_f(const float *x, size_t d)
+{
+	double s = 0;
+
+	for (size_t j = 0; j < d; j++)
+		s += (double)x[j] * (double)x[j];
+	return sqrt(s);
+}
+
+static void
+normalize_row(int kind, double *x, size_t d)
+{
+	double n = 0;
+
+	if (kind == NORM_NONE)
+		return;
+	if (kind == NORM_L1) {
+		for (size_t j = 0; j < d; j++)
+			n += fabs(x[j]);
+		if (!isfinite(n)) {
+			double m = 0;
+			for (size_t j = 0; j < d; j++)
+				if (fabs(x[j]) > m)
+					m = fabs(x[j]);
+			n = 0;
+			for (size_t j = 0; j < d; j++)
+				n += fabs(x[j] / m);
+			for (size_t j = 0; j < d; j++)
+				x[j] = x[j] / m / n;
+			return;
+		}
+	} else {
+		n = l2norm(x, d);
+	}
+	if (n > 0)
+		for (size_t j = 0; j < d; j++)
+			x[j] /= n;
+}
+
+/* Scale, normalize, clip, convert and write one row. */
+static void
+put_row(struct out *ou, const char *where)
+{
+	const struct opts *o = ou->o;
+	double *x = ou->row;
+	size_t d = ou->d;
+	int rc;
+
+	scale_row(&ou->sc, x, d);
+	normalize_row(o->normalize, x, d);
+	if (o->clip_arg) {
+		double n = l2norm(x, d);
+		if (n > o->clip)
+			for (size_t j = 0; j < d; j++)
+				x[j] *= o->clip / n;
+		/* Rounding can leave the norm an ulp above the bound; the
+		 * bound is a promise, so shrink until it holds. */
+		for (int k = 0; k < 64 && o->dtype == TS_F64 &&
+		    l2norm(x, d) > o->clip; k++)
+			for (size_t j = 0; j < d; j++)
+				x[j] = nextafter(x[j], 0);
+	}
+	if (o->dtype == TS_F32) {
+		for (size_t j = 0; j < d; j++) {
+			if (fabs(x[j]) > FLT_MAX)
+				cli_die(EX_DATAERR, "%s: feature %zu: %g does not "
+				    "fit in f32 (use --dtype f64)", where, j, x[j]);
+			ou->frow[j] = (float)x[j];
+		}
+		for (int k = 0; k < 64 && o->clip_arg &&
+		    l2norm_f(ou->frow, d) > o->clip; k++)
+			for (size_t j = 0; j < d; j++)
+				ou->frow[j] = nextafterf(ou->frow[j], 0);
+		rc = ts_write_rows(ou->w, ou->frow, 1);
+	} else {
+		rc = ts_write_rows(ou->w, x, 1);
+	}
+	if (rc != 0)
+		cli_wdie(ou->w, rc);
+	if (++ou->rows % PROGRESS_EVERY == 0)
+		cli_progress("rows", ou->rows, ou->total);
+}
+
+static void
+put_label(struct out *ou, const char *s, size_t len)
+{
+	struct labels *l = &ou->lab;
+	int added;
+	size_t k = strtab_add(&l->tab, s, len, &added);
+
+	if (added) {
+		char *end;
+		long long v;
+		l->ival = xgrow(l->ival, &l->icap, l->tab.n, sizeof *l->ival);
+		errno = 0;
+		v = strtoll(l->tab.keys[k], &end, 10);
+		if (errno || end == l->tab.keys[k] || *end != '\0' ||
+		    v < INT32_MIN || v > INT32_MAX)
+			l->all_int = 0;
+		else
+			l->ival[k] = (int32_t)v;
+		if (l->tab.n > (size_t)INT32_MAX)
+			cli_die(EX_DATAERR, "more than %d distinct labels",
+			    INT32_MAX);
+	}
+	l->y = xgrow(l->y, &l->cap, l->n + 1, sizeof *l->y);
+	l->y[l->n++] = (int32_t)k;
+}
+
+/* Put the label of the current row, given as an integer (idx). */
+static void
+put_label_int(struct out *ou, int32_t v)
+{
+	struct labels *l = &ou->lab;
+
+	l->y = xgrow(l->y, &l->cap, l->n + 1, sizeof *l->y);
+	l->y[l->n++] = v;
+}
+
+/* Begin X with d features; meta are X's tensor metadata (moved). */
+static void
+begin_x(struct out *ou, size_t d, struct ts_meta *meta)
+{
+	const struct opts *o = ou->o;
+	uint64_t dims[2] = { TS_UNKNOWN_ROWS, d };
+	struct tensor t;
+	int rc;
+
+	ou->d = d;
+	ou->row = cli_calloc(d, sizeof *ou->row);
+	ou->frow = cli_calloc(d, sizeof *ou->frow);
+	if (tensor_init(&t, "X", o->dtype, 2, dims) != 0)
+		cli_die(EX_SOFTWARE, "bad tensor header");
+	t.meta = *meta;
+	memset(meta, 0, sizeof *meta);
+	cli_meta_set(&t.meta, "normalize", o->normalize == NORM_L1 ? "l1" :
+	    o->normalize == NORM_L2 ? "l2" : "none");
+	cli_meta_set(&t.meta, "clip_rows", o->clip_arg ? o->clip_arg : "none");
+	if (ts_meta_get(&t.meta, "scale") == NULL) {
+		rc = ou->sc.on ? ts_meta_setf(&t.meta, "scale", "%.17g:%.17g",
+		    ou->sc.lo, ou->sc.hi) : ts_meta_set(&t.meta, "scale", "none");
+		if (rc != 0)
+			cli_die(EX_OSERR, "out of memory");
+	}
+	if ((rc = ts_write_begin(ou->w, &t)) != 0)
+		cli_wdie(ou->w, rc);
+	tensor_free(&t);
+}
+
+/* End X, write y (when there are labels) and the closing metadata. */
+static void
+finish(struct out *ou, struct infile **inputs, int ninputs, const char *what)
+{
+	struct labels *l = &ou->lab;
+	struct ts_meta m = { 0 };
+	struct tensor t;
+	uint64_t dims[1];
+	int rc;
+
+	if ((rc = ts_write_end(ou->w)) != 0)
+		cli_wdie(ou->w, rc);
+	if (ou->has_y) {
+		dims[0] = l->n;
+		if (tensor_init(&t, "y", TS_I32, 1, dims) != 0)
+			cli_die(EX_SOFTWARE, "bad tensor header");
+		if (l->tab.n > 0 && l->all_int) {
+			for (size_t i = 0; i < l->n; i++)
+				l->y[i] = l->ival[l->y[i]];
+		} else if (l->tab.n > 0) {
+			struct sbuf b = { 0 };
+			sb_str(&b, "[");
+			for (size_t k = 0; k < l->tab.n; k++) {
+				if (k)
+					sb_str(&b, ",");
+				sb_json(&b, l->tab.keys[k]);
+			}
+			sb_str(&b, "]");
+			if (b.len > TS_MAX_VALUE)
+				cli_die(EX_DATAERR, "%s: %zu distinct labels: "
+				    "their names exceed the metadata limit of "
+				    "1 MiB", what, l->tab.n);
+			if (!ts_utf8_valid(b.p, b.len))
+				cli_die(EX_DATAERR, "%s: a label is not valid "
+				    "UTF-8", what);
+			cli_meta_set(&t.meta, "label.names", b.p);
+			free(b.p);
+		}
+		t.data = l->y;
+		if ((rc = ts_write_tensor(ou->w, &t)) != 0)
+			cli_wdie(ou->w, rc);
+		t.data = NULL;
+		tensor_free(&t);
+	}
+	for (int i = 0; i < ninputs; i++)
+		cli_prov_input(&m, i, infile_label(inputs[i]), infile_digest(inputs[i]));
+	if ((rc = ts_write_meta(ou->w, &m)) != 0 ||
+	    (rc = ts_writer_finish(ou->w)) != 0)
+		cli_wdie(ou->w, rc);
+	ts_meta_free(&m);
+	cli_progress_done();
+	strtab_free(&l->tab);
+	free(l->ival);
+	free(l->y);
+	free(ou->row);
+	free(ou->frow);
+	free(ou->sc.flo);
+	free(ou->sc.fhi);
+}
+
+static void
+set_names_meta(struct ts_meta *m, char **names, const size_t *idx, size_t d)
+{
+	struct sbuf b = { 0 };
+
+	sb_str(&b, "[");
+	for (size_t j = 0; j < d && b.len <= TS_MAX_VALUE; j++) {
+		if (j)
+			sb_str(&b, ",");
+		sb_json(&b, idx ? names[idx[j]] : names[j]);
+	}
+	sb_str(&b, "]");
+	/* Names longer than a metadata value allows are left out: they
+	 * label columns, nothing downstream needs them. */
+	if (b.len <= TS_MAX_VALUE && ts_utf8_valid(b.p, b.len) &&
+	    ts_meta_set(m, "features.names", b.p) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	free(b.p);
+}
+
+/* ---- CSV ---- */
+
+/* Name of column i for messages: " ('name')" or "". */
+static const char *
+colname(const struct csvlay *L, size_t i, char *buf, size_t cap)
+{
+	char tmp[SHOWN_VALUE + 8];
+
+	if (L->names == NULL)
+		return "";
+	snprintf(buf, cap, " ('%s')", shown(L->names[i], tmp, sizeof tmp));
+	return buf;
+}
+
+static void
+csvlay_free(struct csvlay *L)
+{
+	if (L->names)
+		for (size_t i = 0; i < L->ncol; i++)
+			free(L->names[i]);
+	free(L->names);
+	free(L->feat);
+}
+
+/* Resolve a column given by name or index. */
+static size_t
+resolve_col(const struct csvlay *L, const char *opt, const char *s)
+{
+	long long found = -1;
+
+	if (is_index(s)) {
+		uint64_t v = index_value(opt, s);
+		if (v >= L->ncol)
+			cli_usage_error("invalid %s '%s': the input has %zu "
+			    "columns (numbered from 0)", opt, s, L->ncol);
+		return (size_t)v;
+	}
+	if (L->names == NULL)
+		cli_usage_error("invalid %s '%s': column names need a header "
+		    "(--header yes)", opt, s);
+	for (size_t i = 0; i < L->ncol; i++) {
+		if (strcmp(L->names[i], s) != 0)
+			continue;
+		if (found >= 0)
+			cli_usage_error("invalid %s '%s': more than one column "
+			    "has this name", opt, s);
+		found = (long long)i;
+	}
+	if (found < 0)
+		cli_usage_error("invalid %s '%s': no such column", opt, s);
+	return (size_t)found;
+}
+
+/* Does --columns or --label refer to a column by name? */
+static int
+uses_names(const struct opts *o)
+{
+	const char *p;
+
+	if (o->label && !is_index(o->label))
+		return 1;
+	if (o->columns == NULL)
+		return 0;
+	for (p = o->columns; *p; ) {
+		size_t n = strcspn(p, ",");
+		for (size_t i = 0; i < n; i++)
+			if (!(p[i] >= '0' && p[i] <= '9') && p[i] != '-')
+				return 1;
+		p += n + (p[n] == ',');
+	}
+	return 0;
+}
+
+/* Check the syntax of --columns before any input is read. */
+static void
+check_columns(const char *s)
+{
+	const char *p = s;
+
+	if (*s == '\0')
+		cli_usage_error("invalid --columns '': empty list");
+	for (;;) {
+		size_t n = strcspn(p, ",");
+		if (n == 0)
+			cli_usage_error("invalid --columns '%s': empty item", s);
+		p += n;
+		if (*p == '\0')
+			break;
+		p++;
+		if (*p == '\0')
+			cli_usage_error("invalid --columns '%s': empty item", s);
+	}
+}
+
+static void
+layout_columns(struct csvlay *L, const struct opts *o)
+{
+	char *mark = cli_calloc(L->ncol, 1);
+
+	L->d = 0;
+	L->feat = NULL;
+	if (o->columns == NULL) {
+		L->feat = cli_calloc(L->ncol, sizeof *L->feat);
+		for (size_t i = 0; i < L->ncol; i++)
+			if ((long long)i != L->label)
+				L->feat[L->d++] = i;
+		free(mark);
+		return;
+	}
+	size_t cap = 0;
+	char *list = cli_strdup(o->columns), *save = NULL;
+	for (char *it = strtok_r(list, ",", &save); it;
+	    it = strtok_r(NULL, ",", &save)) {
+		uint64_t a, b;
+		char *dash = strchr(it, '-');
+		if (dash && dash != it && dash[1] != '\0') {
+			*dash = '\0';
+			if (is_index(it) && is_index(dash + 1)) {
+				a = index_value("--columns", it);
+				b = index_value("--columns", dash + 1);
+			} else {
+				*dash = '-';
+				a = b = resolve_col(L, "--columns", it);
+			}
+		} else {
+			a = b = resolve_col(L, "--columns", it);
+		}
+		if (b < a || b >= L->ncol)
+			cli_usage_error("invalid --columns '%s': range outside "
+			    "columns 0-%zu", o->columns, L->ncol - 1);
+		for (uint64_t i = a; i <= b; i++) {
+			if ((long long)i == L->label)
+				cli_usage_error("invalid --columns '%s': "
+				    "column %llu is the label", o->columns,
+				    (unsigned long long)i);
+			if (mark[i])
+				cli_usage_error("invalid --columns '%s': "
+				    "column %llu is listed twice", o->columns,
+				    (unsigned long long)i);
+			mark[i] = 1;
+			L->feat = xgrow(L->feat, &cap, L->d + 1,
+			    sizeof *L->feat);
+			L->feat[L->d++] = (size_t)i;
+		}
+	}
+	free(list);
+	free(mark);
+}
+
+/* Read the first record of a CSV input and lay out its columns.
+ * @return 1 when that record is data (its fields are still valid). */
+static int
+csv_setup(struct csvlay *L, const struct opts *o, struct csvin *c,
+    struct infile *s, char ***f, size_t *nf)
+{
+	int rc = csvin_next(c, f, nf), hdr;
+
+	if (rc < 0) {
+		if (infile_error(s))
+			cli_infile_die(s);
+		cli_die(EX_DATAERR, "%s", csvin_errmsg(c));
+	}
+	if (rc == 0)
+		cli_die(EX_DATAERR, "%s: empty input: no header or records",
+		    infile_label(s));
+	memset(L, 0, sizeof *L);
+	L->ncol = *nf;
+	L->label = -1;
+	if (o->label && is_index(o->label)) {
+		uint64_t v = index_value("--label", o->label);
+		if (v >= L->ncol)
+			cli_usage_error("invalid --label '%s': the input has "
+			    "%zu columns (numbered from 0)", o->label, L->ncol);
+		L->label = (long long)v;
+	}
+	if (o->header == HDR_AUTO) {
+		/* A first record with a field that is not a number (other
+		 * than the label) is a header; names in options imply one. */
+		hdr = uses_names(o);
+		for (size_t i = 0; i < *nf && !hdr; i++) {
+			double v;
+			const char *p = (*f)[i];
+			while (*p == ' ' || *p == '\t')
+				p++;
+			if ((long long)i != L->label && *p != '\0' &&
+			    csvin_double(p, &v) != 0)
+				hdr = 1;
+		}
+	} else {
+		hdr = o->header == HDR_YES;
+	}
+	if (hdr) {
+		L->names = cli_calloc(L->ncol, sizeof *L->names);
+		for (size_t i = 0; i < L->ncol; i++)
+			L->names[i] = cli_strdup((*f)[i]);
+	}
+	if (o->label && !is_index(o->label))
+		L->label = (long long)resolve_col(L, "--label", o->label);
+	layout_columns(L, o);
+	if (L->d == 0)
+		cli_usage_error("no feature columns (the input has %zu "
+		    "columns)", L->ncol);
+	if (L->d > MAX_FEATURES)
+		cli_die(EX_DATAERR, "%s: %zu columns exceed the limit of %llu",
+		    infile_label(s), L->d, (unsigned long long)MAX_FEATURES);
+	return !hdr;
+}
+
+/* Parse one record into row.  @return 0, or 1 when --missing drop-row
+ * drops it.  Errors exit. */
+static int
+csv_parse_row(struct csvlay *L, const struct opts *o, const char *label,
+    uint64_t line, char **f, size_t nf, double *row)
+{
+	char nb[SHOWN_VALUE + 16], vb[SHOWN_VALUE + 8];
+	uint64_t replaced = 0;
+
+	if (nf != L->ncol)
+		cli_die(EX_DATAERR, "%s:%llu: %zu fields, expected %zu", label,
+		    (unsigned long long)line, nf, L->ncol);
+	if (L->label >= 0 && f[L->label][0] == '\0') {
+		if (o->missing == MISS_DROP) {
+			L->dropped++;
+			return 1;
+		}
+		cli_die(EX_DATAERR, "%s:%llu: column %lld%s: missing label",
+		    label, (unsigned long long)line, L->label,
+		    colname(L, (size_t)L->label, nb, sizeof nb));
+	}
+	for (size_t j = 0; j < L->d; j++) {
+		size_t i = L->feat[j];
+		const char *why;
+		double v;
+
+		if (csvin_double(f[i], &v) == 0 && isfinite(v)) {
+			row[j] = v;
+			continue;
+		}
+		if (o->missing == MISS_DROP) {
+			L->dropped++;
+			return 1;
+		}
+		if (o->missing == MISS_ZERO) {
+			row[j] = 0;
+			replaced++;
+			continue;
+		}
+		if (f[i][strspn(f[i], " \t")] == '\0')
+			cli_die(EX_DATAERR, "%s:%llu: column %zu%s: missing "
+			    "value", label, (unsigned long long)line, i,
+			    colname(L, i, nb, sizeof nb));
+		why = csvin_double(f[i], &v) == 0 ? "is not finite" :
+		    "is not a number";
+		cli_die(EX_DATAERR, "%s:%llu: column %zu%s: '%s' %s", label,
+		    (unsigned long long)line, i, colname(L, i, nb, sizeof nb),
+		    shown(f[i], vb, sizeof vb), why);
+	}
+	L->replaced += replaced;
+	return 0;
+}
+
+static void
+csv_next_or_die(struct csvin *c, struct infile *s, int *rc, char ***f,
+    size_t *nf)
+{
+	if ((*rc = csvin_next(c, f, nf)) < 0) {
+		if (infile_error(s))
+			cli_infile_die(s);
+		cli_die(EX_DATAERR, "%s", csvin_errmsg(c));
+	}
+}
+
+/* Learn per-feature bounds from the public file of --scale-from. */
+static void
+learn_bounds(struct out *ou, const struct opts *o, struct infile *s,
+    size_t d)
+{
+	struct csvin *c = csvin_open(infile_fp(s), infile_label(s), ',');
+	struct csvlay L;
+	char **f;
+	size_t nf;
+	uint64_t n = 0;
+	double *row;
+	int rc;
+
+	if (c == NULL)
+		cli_die(EX_OSERR, "out of memory");
+	rc = csv_setup(&L, o, c, s, &f, &nf);
+	if (L.d != d)
+		cli_die(EX_DATAERR, "%s: %zu features, but the input has %zu",
+		    infile_label(s), L.d, d);
+	row = cli_calloc(d, sizeof *row);
+	ou->sc.flo = cli_calloc(d, sizeof *ou->sc.flo);
+	ou->sc.fhi = cli_calloc(d, sizeof *ou->sc.fhi);
+	for (size_t j = 0; j < d; j++) {
+		ou->sc.flo[j] = INFINITY;
+		ou->sc.fhi[j] = -INFINITY;
+	}
+	if (rc == 0)
+		csv_next_or_die(c, s, &rc, &f, &nf);
+	for (; rc == 1; csv_next_or_die(c, s, &rc, &f, &nf)) {
+		if (csv_parse_row(&L, o, infile_label(s), csvin_line(c), f, nf, row))
+			continue;
+		for (size_t j = 0; j < d; j++) {
+			if (row[j] < ou->sc.flo[j])
+				ou->sc.flo[j] = row[j];
+			if (row[j] > ou->sc.fhi[j])
+				ou->sc.fhi[j] = row[j];
+		}
+		n++;
+	}
+	if (n == 0)
+		cli_die(EX_DATAERR, "%s: no rows to learn bounds from",
+		    infile_label(s));
+	ou->sc.on = 1;
+	free(row);
+	csvlay_free(&L);
+	csvin_close(c);
+}
+
+static void
+run_csv(struct out *ou, const struct opts *o, struct infile *in,
+    struct infile *pub, struct infile **inputs, int ninputs)
+{
+	struct csvin *c = csvin_open(infile_fp(in), infile_label(in), ',');
+	struct ts_meta xm = { 0 };
+	struct csvlay L;
+	char **f, where[600];
+	size_t nf;
+	int rc;
+
+	if (c == NULL)
+		cli_die(EX_OSERR, "out of memory");
+	rc = csv_setup(&L, o, c, in, &f, &nf);
+	if (pub) {
+		cli_warn("--scale-from: learning feature bounds from '%s', "
+		    "which you declare public; never pass private data here",
+		    infile_label(pub));
+		learn_bounds(ou, o, pub, L.d);
+		cli_meta_set(&xm, "scale", "per-feature bounds of a public "
+		    "file");
+		cli_meta_set(&xm, "scale.public", infile_label(pub));
+	}
+	if (L.names)
+		set_names_meta(&xm, L.names, L.feat, L.d);
+	ou->has_y = L.label >= 0;
+	begin_x(ou, L.d, &xm);
+	if (rc == 0)
+		csv_next_or_die(c, in, &rc, &f, &nf);
+	for (; rc == 1; csv_next_or_die(c, in, &rc, &f, &nf)) {
+		uint64_t line = csvin_line(c);
+		if (csv_parse_row(&L, o, infile_label(in), line, f, nf, ou->row))
+			continue;
+		if (ou->has_y)
+			put_label(ou, f[L.label], strlen(f[L.label]));
+		snprintf(where, sizeof where, "%s:%llu", infile_label(in),
+		    (unsigned long long)line);
+		put_row(ou, where);
+	}
+	if (L.replaced)
+		cli_warn("%llu bad or missing values replaced by 0",
+		    (unsigned long long)L.replaced);
+	if (L.dropped)
+		cli_warn("%llu rows with bad or missing values dropped",
+		    (unsigned long long)L.dropped);
+	csvin_close(c);
+	csvlay_free(&L);
+	finish(ou, inputs, ninputs, infile_label(in));
+}
+
+/* ---- IDX ---- */
+
+struct idx {
+	uint64_t n, elems, dims[4];
+	int ndim;
+};
+
+static uint32_t
+be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+}
+
+static void
+read_exact(struct infile *s, void *buf, size_t n, const char *what)
+{
+	if (fread(buf, 1, n, infile_fp(s)) != n) {
+		if (infile_error(s) || ferror(infile_fp(s)))
+			cli_infile_die(s);
+		cli_die(EX_DATAERR, "%s: truncated: %s", infile_label(s), what);
+	}
+}
+
+/* Read and check an IDX header of unsigned bytes with 1..4 dims. */
+static void
+idx_header(struct infile *s, struct idx *x)
+{
+	unsigned char h[4], d[4];
+
+	read_exact(s, h, 4, "no IDX header");
+	if (h[0] != 0 || h[1] != 0)
+		cli_die(EX_DATAERR, "%s: offset 0: not an IDX file (magic "
+		    "%02x %02x %02x %02x)", infile_label(s), h[0], h[1], h[2], h[3]);
+	if (h[2] != 0x08)
+		cli_die(EX_DATAERR, "%s: offset 2: IDX type 0x%02x is not "
+		    "unsigned bytes (0x08)", infile_label(s), h[2]);
+	if (h[3] < 1 || h[3] > 4)
+		cli_die(EX_DATAERR, "%s: offset 3: IDX with %u dimensions, "
+		    "expected 1 to 4", infile_label(s), h[3]);
+	x->ndim = h[3];
+	x->elems = 1;
+	for (int i = 0; i < x->ndim; i++) {
+		read_exact(s, d, 4, "IDX dimensions");
+		x->dims[i] = be32(d);
+		if (i > 0 && (ck_mul_u64(x->elems, x->dims[i], &x->elems) != 0 ||
+		    x->elems > MAX_FEATURES))
+			cli_die(EX_DATAERR, "%s: offset %d: images of more than "
+			    "%llu bytes", infile_label(s), 4 + 4 * i,
+			    (unsigned long long)MAX_FEATURES);
+	}
+	x->n = x->dims[0];
+}
+
+/* Area-averaging weights from n source cells to m target cells: target
+ * cell i covers [i*n/m, (i+1)*n/m) of the source; scaled by m, that is
+ * [i*n, (i+1)*n), and source cell r is [r*m, (r+1)*m), so the overlap is
+ * an integer and the weight (overlap / n) is exact up to one rounding. */
+struct wts {
+	size_t *first, *count;	/* per target: first source cell, count */
+	double *w;		/* count[i] weights per target, back to back */
+	size_t *off;
+};
+
+static void
+make_weights(struct wts *t, uint64_t n, uint64_t m)
+{
+	size_t k = 0;
+
+	t->first = cli_calloc((size_t)m, sizeof *t->first);
+	t->count = cli_calloc((size_t)m, sizeof *t->count);
+	t->off = cli_calloc((size_t)m, sizeof *t->off);
+	t->w = cli_calloc((size_t)(n + m), sizeof *t->w);
+	for (uint64_t i = 0; i < m; i++) {
+		uint64_t a = i * n, b = (i + 1) * n;
+		t->first[i] = (size_t)(a / m);
+		t->off[i] = k;
+		for (uint64_t r = a / m; r < n && r * m < b; r++) {
+			uint64_t lo = r * m > a ? r * m : a;
+			uint64_t hi = (r + 1) * m < b ? (r + 1) * m : b;
+			t->w[k++] = (double)(hi - lo) / (double)n;
+			t->count[i]++;
+		}
+	}
+}
+
+static void
+run_idx(struct out *ou, const struct opts *o, struct infile *in,
+    struct infile *lab, struct infile **inputs, int ninputs)
+{
+	struct idx x, y;
+	struct ts_meta xm = { 0 };
+	unsigned char *pix;
+	uint64_t h = 0, w = 0, th, tw;
+	struct wts wy = { 0 }, wx = { 0 };
+	double *tmp = NULL;
+	char where[600];
+
+	idx_header(in, &x);
+	if (x.ndim < 2)
+		cli_die(EX_DATAERR, "%s: offset 3: IDX with 1 dimension holds "
+		    "labels, not images (give it to --labels)", infile_label(in));
+	if (lab) {
+		idx_header(lab, &y);
+		if (y.ndim != 1)
+			cli_die(EX_DATAERR, "%s: offset 3: a labels file has 1 "
+			    "dimension, not %d", infile_label(lab), y.ndim);
+		if (y.n != x.n)
+			cli_die(EX_DATAERR, "%s: %llu labels for %llu images in "
+			    "%s", infile_label(lab), (unsigned long long)y.n,
+			    (unsigned long long)x.n, infile_label(in));
+	}
+	if (o->resize && x.ndim != 3)
+		cli_usage_error("--resize needs images of 3 dimensions (N, H, "
+		    "W); %s has %d", infile_label(in), x.ndim);
+	th = tw = 0;
+	if (x.ndim == 3) {
+		h = x.dims[1];
+		w = x.dims[2];
+		th = o->resize ? o->rh : h;
+		tw = o->resize ? o->rw : w;
+		if (ts_meta_setf(&xm, "image.height", "%llu",
+		    (unsigned long long)th) != 0 ||
+		    ts_meta_setf(&xm, "image.width", "%llu",
+		    (unsigned long long)tw) != 0)
+			cli_die(EX_OSERR, "out of memory");
+	}
+	if (o->resize) {
+		make_weights(&wy, h, th);
+		make_weights(&wx, w, tw);
+		tmp = cli_calloc((size_t)(th * w), sizeof *tmp);
+	}
+	if (x.elems == 0)
+		cli_die(EX_DATAERR, "%s: images of 0 pixels", infile_label(in));
+	if (o->resize && th * w > 4 * MAX_FEATURES)
+		cli_die(EX_DATAERR, "%s: images of %llux%llu pixels are too "
+		    "large to resize", infile_label(in), (unsigned long long)h,
+		    (unsigned long long)w);
+	ou->total = x.n;
+	pix = cli_malloc((size_t)x.elems);
+	ou->has_y = lab != NULL;
+	begin_x(ou, (size_t)(o->resize ? th * tw : x.elems), &xm);
+	for (uint64_t i = 0; i < x.n; i++) {
+		char what[64];
+		snprintf(what, sizeof what, "image %llu of %llu",
+		    (unsigned long long)i, (unsigned long long)x.n);
+		read_exact(in, pix, (size_t)x.elems, what);
+		if (lab) {
+			unsigned char lb;
+			snprintf(what, sizeof what, "label %llu of %llu",
+			    (unsigned long long)i, (unsigned long long)x.n);
+			read_exact(lab, &lb, 1, what);
+			put_label_int(ou, lb);
+		}
+		if (!o->resize) {
+			for (size_t j = 0; j < x.elems; j++)
+				ou->row[j] = pix[j];
+		} else {
+			/* Rows first (th x w), then columns (th x tw). */
+			for (uint64_t r = 0; r < th; r++)
+				for (uint64_t c = 0; c < w; c++) {
+					double s = 0;
+					for (size_t k = 0; k < wy.count[r]; k++)
+						s += wy.w[wy.off[r] + k] *
+						    pix[(wy.first[r] + k) * w + c];
+					tmp[r * w + c] = s;
+				}
+			for (uint64_t r = 0; r < th; r++)
+				for (uint64_t c = 0; c < tw; c++) {
+					double s = 0;
+					for (size_t k = 0; k < wx.count[c]; k++)
+						s += wx.w[wx.off[c] + k] *
+						    tmp[r * w + wx.first[c] + k];
+					ou->row[r * tw + c] = s;
+				}
+		}
+		snprintf(where, sizeof where, "%s: image %llu", infile_label(in),
+		    (unsigned long long)i);
+		put_row(ou, where);
+	}
+	if (fgetc(infile_fp(in)) != EOF)
+		cli_die(EX_DATAERR, "%s: trailing bytes after %llu images",
+		    infile_label(in), (unsigned long long)x.n);
+	if (infile_error(in) || ferror(infile_fp(in)))
+		cli_infile_die(in);
+	if (lab && fgetc(infile_fp(lab)) != EOF)
+		cli_die(EX_DATAERR, "%s: trailing bytes after %llu labels",
+		    infile_label(lab), (unsigned long long)x.n);
+	if (lab && (infile_error(lab) || ferror(infile_fp(lab))))
+		cli_infile_die(lab);
+	free(pix);
+	free(tmp);
+	free(wy.first);
+	free(wy.count);
+	free(wy.off);
+	free(wy.w);
+	free(wx.first);
+	free(wx.count);
+	free(wx.off);
+	free(wx.w);
+	finish(ou, inputs, ninputs, infile_label(in));
+}
+
+/* ---- text ---- */
+
+static int
+tok_char(int ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+	    ch == '\'';
+}
+
+/* Lowercase s in place; store tokens as (start, length) pairs. */
+static size_t
+tokenize(char *s, size_t n, size_t **tok, size_t *cap)
+{
+	size_t nt = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (s[i] >= 'A' && s[i] <= 'Z')
+			s[i] = (char)(s[i] - 'A' + 'a');
+	for (size_t i = 0; i < n; ) {
+		if (!tok_char((unsigned char)s[i])) {
+			i++;
+			continue;
+		}
+		size_t st = i;
+		while (i < n && tok_char((unsigned char)s[i]))
+			i++;
+		*tok = xgrow(*tok, cap, 2 * nt + 2, sizeof **tok);
+		(*tok)[2 * nt] = st;
+		(*tok)[2 * nt + 1] = i - st;
+		nt++;
+	}
+	return nt;
+}
+
+/* Check a vocabulary entry: one token, or two joined by one space. */
+static int
+vocab_entry_ok(const char *s)
+{
+	int toks = 0;
+
+	while (*s) {
+		if (!tok_char((unsigned char)*s))
+			return 0;
+		while (tok_char((unsigned char)*s))
+			s++;
+		toks++;
+		if (*s == ' ' && toks == 1 && s[1] != '\0')
+			s++;
+		else if (*s != '\0')
+			return 0;
+	}
+	return toks >= 1;
+}
+
+static void
+load_vocab(struct strtab *v, struct infile *s)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	uint64_t ln = 0;
+	int added;
+
+	while ((len = getline(&line, &cap, infile_fp(s))) >= 0) {
+		char vb[SHOWN_VALUE + 8];
+		ln++;
+		while (len > 0 && (line[len - 1] == '\n' ||
+		    line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (len == 0 || memchr(line, '\0', (size_t)len) ||
+		    !vocab_entry_ok(line))
+			cli_die(EX_DATAERR, "%s:%llu: '%s' is not a token of "
+			    "[a-z0-9'] or two joined by a space", infile_label(s),
+			    (unsigned long long)ln, shown(line, vb, sizeof vb));
+		strtab_add(v, line, (size_t)len, &added);
+		if (!added)
+			cli_die(EX_DATAERR, "%s:%llu: '%s' is listed twice",
+			    infile_label(s), (unsigned long long)ln,
+			    shown(line, vb, sizeof vb));
+		if (v->n > MAX_FEATURES)
+			cli_die(EX_DATAERR, "%s: more than %llu entries",
+			    infile_label(s), (unsigned long long)MAX_FEATURES);
+	}
+	if (infile_error(s) || ferror(infile_fp(s)))
+		cli_infile_die(s);
+	if (v->n == 0)
+		cli_die(EX_DATAERR, "%s: empty vocabulary", infile_label(s));
+	free(line);
+}
+
+/* Count a unigram or bigram key: a hash bucket, or a vocabulary column. */
+static void
+count_key(struct out *ou, const struct strtab *vocab, const char *k,
+    size_t n, size_t **touched, size_t *nt, size_t *cap)
+{
+	size_t col;
+
+	if (vocab) {
+		long long i = strtab_find(vocab, k, n, ts_xxh64(k, n, 0));
+		if (i < 0)
+			return;
+		col = (size_t)i;
+	} else {
+		col = (size_t)(ts_xxh64(k, n, HASH_SEED) % ou->d);
+	}
+	if (ou->row[col] == 0) {
+		*touched = xgrow(*touched, cap, *nt + 1, sizeof **touched);
+		(*touched)[(*nt)++] = col;
+	}
+	ou->row[col] += 1;
+}
+
+static void
+run_text(struct out *ou, const struct opts *o, struct infile *in,
+    struct infile *vsrc, struct infile **inputs, int ninputs)
+{
+	struct strtab vocab = { 0 };
+	struct ts_meta xm = { 0 };
+	struct sbuf bg = { 0 };
+	char *line = NULL, where[600];
+	size_t cap = 0, *tok = NULL, tcap = 0, *touched = NULL, tc = 0, ntouch;
+	ssize_t len;
+	uint64_t ln = 0, lfield = 0;
+	size_t d;
+
+	if (o->label)
+		lfield = index_value("--label", o->label);
+	if (vsrc) {
+		load_vocab(&vocab, vsrc);
+		d = vocab.n;
+		set_names_meta(&xm, vocab.keys, NULL, d);
+		cli_meta_set(&xm, "features.kind", "vocabulary counts");
+	} else {
+		d = (size_t)o->hash_dim;
+		if (ts_meta_set(&xm, "features.kind", "hashed counts") != 0 ||
+		    ts_meta_set(&xm, "features.hash", "xxh64") != 0 ||
+		    ts_meta_setf(&xm, "features.hash_seed", "%d", HASH_SEED) != 0)
+			cli_die(EX_OSERR, "out of memory");
+	}
+	cli_meta_set(&xm, "features.ngrams", "1,2");
+	ou->has_y = o->label != NULL;
+	begin_x(ou, d, &xm);
+	while ((len = getline(&line, &cap, infile_fp(in))) >= 0) {
+		char *doc = line;
+		size_t dn;
+		ln++;
+		while (len > 0 && (line[len - 1] == '\n' ||
+		    line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (len == 0)
+			continue;
+		if (memchr(line, '\0', (size_t)len) != NULL)
+			cli_die(EX_DATAERR, "%s:%llu: NUL byte in the line",
+			    infile_label(in), (unsigned long long)ln);
+		dn = (size_t)len;
+		if (o->label) {
+			/* Cut field lfield out of the line: it is the label,
+			 * the rest is the document. */
+			char *p = line, *e;
+			uint64_t k = 0;
+			while (k < lfield && (p = memchr(p, '\t', (size_t)(line +
+			    len - p))) != NULL) {
+				p++;
+				k++;
+			}
+			if (p == NULL)
+				cli_die(EX_DATAERR, "%s:%llu: no label: fewer "
+				    "than %llu tab-separated fields", infile_label(in),
+				    (unsigned long long)ln,
+				    (unsigned long long)lfield + 1);
+			e = memchr(p, '\t', (size_t)(line + len - p));
+			if (e == NULL)
+				e = line + len;
+			if (e == p) {
+				if (o->missing == MISS_DROP)
+					continue;
+				cli_die(EX_DATAERR, "%s:%llu: field %llu: "
+				    "missing label", infile_label(in),
+				    (unsigned long long)ln,
+				    (unsigned long long)lfield);
+			}
+			put_label(ou, p, (size_t)(e - p));
+			/* Blank out the label so it is not a token. */
+			memset(p, '\t', (size_t)(e - p));
+		}
+		size_t nt = tokenize(doc, dn, &tok, &tcap);
+		ntouch = 0;
+		for (size_t t = 0; t < nt; t++) {
+			count_key(ou, vsrc ? &vocab : NULL, doc + tok[2 * t],
+			    tok[2 * t + 1], &touched, &ntouch, &tc);
+			if (t + 1 == nt)
+				break;
+			bg.len = 0;
+			sb_add(&bg, doc + tok[2 * t], tok[2 * t + 1]);
+			sb_add(&bg, " ", 1);
+			sb_add(&bg, doc + tok[2 * t + 2], tok[2 * t + 3]);
+			count_key(ou, vsrc ? &vocab : NULL, bg.p, bg.len,
+			    &touched, &ntouch, &tc);
+		}
+		snprintf(where, sizeof where, "%s:%llu", infile_label(in),
+		    (unsigned long long)ln);
+		put_row(ou, where);
+		/* put_row transformed the row in place: clear it all when
+		 * it was scaled (every entry may have moved), else only the
+		 * touched entries. */
+		if (ou->sc.on)
+			memset(ou->row, 0, d * sizeof *ou->row);
+		else
+			for (size_t t = 0; t < ntouch; t++)
+				ou->row[touched[t]] = 0;
+	}
+	if (infile_error(in) || ferror(infile_fp(in)))
+		cli_infile_die(in);
+	free(line);
+	free(tok);
+	free(touched);
+	free(bg.p);
+	strtab_free(&vocab);
+	finish(ou, inputs, ninputs, infile_label(in));
+}
+
+/* ---- main ---- */
+
+static void
+only_for(int ok, const char *opt, const char *fmt)
+{
+	if (!ok)
+		cli_usage_error("%s applies to %s input only", opt, fmt);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const char *const dtypes[] = { "f32", "f64", NULL };
+	static const char *const formats[] = { "csv", "idx", "text", NULL };
+	static const char *const headers[] = { "auto", "yes", "no", NULL };
+	static const char *const missings[] = { "error", "zero", "drop-row",
+	    NULL };
+	static const char *const norms[] = { "l1", "l2", NULL };
+	static const struct option longopts[] = {
+		{ "clip-rows", required_argument, NULL, OPT_CLIP_ROWS },
+		{ "columns", required_argument, NULL, OPT_COLUMNS },
+		{ "dataset", required_argument, NULL, OPT_DATASET },
+		{ "dtype", required_argument, NULL, OPT_DTYPE },
+		{ "force", no_argument, NULL, 'f' },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "hash-dim", required_argument, NULL, OPT_HASH_DIM },
+		{ "header", required_argument, NULL, OPT_HEADER },
+		{ "help", no_argument, NULL, 'h' },
+		{ "label", required_argument, NULL, OPT_LABEL },
+		{ "labels", required_argument, NULL, OPT_LABELS },
+		{ "level", required_argument, NULL, OPT_LEVEL },
+		{ "missing", required_argument, NULL, OPT_MISSING },
+		{ "no-label", no_argument, NULL, OPT_NO_LABEL },
+		{ "normalize", required_argument, NULL, OPT_NORMALIZE },
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "resize", required_argument, NULL, OPT_RESIZE },
+		{ "scale", required_argument, NULL, OPT_SCALE },
+		{ "scale-from", required_argument, NULL, OPT_SCALE_FROM },
+		{ "version", no_argument, NULL, 'V' },
+		{ "vocab", required_argument, NULL, OPT_VOCAB },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct opts o = { .dtype = TS_F32, .hash_dim = DEFAULT_HASH_DIM };
+	struct out ou = { 0 };
+	struct infile *in, *side = NULL, *inputs[2];
+	struct ts_meta sm = { 0 };
+	const char *path, *bad;
+	char name[MAX_DATASET + 1], err[256];
+	FILE *ofp;
+	int ch, rc, ninputs = 1;
+
+	cli_init(argv[0], argc, argv);
+	/* getopt names the program by argv[0]; messages use the short name. */
+	argv[0] = (char *)(uintptr_t)cli_prog();
+	while ((ch = getopt_long(argc, argv, "fho:qV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'f':
+			o.force = 1;
+			break;
+		case 'h':
+			usage(0);
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'q':
+			o.quiet = 1;
+			break;
+		case 'V':
+			cli_version();
+		case OPT_CLIP_ROWS:
+			o.clip = cli_double("--clip-rows", optarg, 0, DBL_MAX);
+			if (!(o.clip > 0))
+				cli_usage_error("invalid --clip-rows '%s': must "
+				    "be positive", optarg);
+			o.clip_arg = optarg;
+			break;
+		case OPT_COLUMNS:
+			check_columns(optarg);
+			o.columns = optarg;
+			break;
+		case OPT_DATASET:
+			if ((bad = ledger_check_dataset(optarg)) != NULL)
+				cli_usage_error("invalid --dataset '%s': %s",
+				    optarg, bad);
+			o.dataset = optarg;
+			break;
+		case OPT_DTYPE:
+			o.dtype = cli_choice("--dtype", optarg, dtypes) == 0 ?
+			    TS_F32 : TS_F64;
+			break;
+		case OPT_FORMAT:
+			o.format = FMT_CSV + cli_choice("--format", optarg,
+			    formats);
+			break;
+		case OPT_HASH_DIM:
+			o.hash_dim = (uint64_t)cli_ll("--hash-dim", optarg, 1,
+			    (long long)MAX_FEATURES);
+			o.hash_set = 1;
+			break;
+		case OPT_HEADER:
+			o.header = cli_choice("--header", optarg, headers);
+			o.header_set = 1;
+			break;
+		case OPT_LABEL:
+			if (*optarg == '\0')
+				cli_usage_error("invalid --label '': empty");
+			o.label = optarg;
+			break;
+		case OPT_LABELS:
+			o.labels = optarg;
+			break;
+		case OPT_LEVEL:
+			o.level = cli_level_arg(optarg);
+			break;
+		case OPT_MISSING:
+			o.missing = cli_choice("--missing", optarg, missings);
+			break;
+		case OPT_NO_LABEL:
+			o.no_label = 1;
+			break;
+		case OPT_NORMALIZE:
+			o.normalize = NORM_L1 + cli_choice("--normalize",
+			    optarg, norms);
+			break;
+		case OPT_RESIZE:
+			parse_resize(&o, optarg);
+			break;
+		case OPT_SCALE:
+			parse_scale(&o, optarg);
+			break;
+		case OPT_SCALE_FROM:
+			o.scale_from = optarg;
+			break;
+		case OPT_VOCAB:
+			o.vocab = optarg;
+			break;
+		default:
+			usage(EX_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc > 1)
+		usage(EX_USAGE);
+	path = argc == 1 ? argv[0] : NULL;
+	cli_set_quiet(o.quiet);
+	if (o.format == FMT_NONE)
+		o.format = format_from_path(path);
+
+	/* Options that do not fit the format are mistakes, not no-ops. */
+	if (o.label && o.no_label)
+		cli_usage_error("--label and --no-label exclude each other");
+	if (o.scale && o.scale_from)
+		cli_usage_error("--scale and --scale-from exclude each other");
+	only_for(o.format == FMT_CSV || !o.columns, "--columns", "csv");
+	only_for(o.format == FMT_CSV || !o.header_set, "--header", "csv");
+	only_for(o.format == FMT_CSV || !o.scale_from, "--scale-from", "csv");
+	only_for(o.format == FMT_CSV || !o.no_label, "--no-label", "csv");
+	only_for(o.format == FMT_IDX || !o.labels, "--labels", "idx");
+	only_for(o.format == FMT_IDX || !o.resize, "--resize", "idx");
+	only_for(o.format == FMT_TEXT || !o.hash_set, "--hash-dim", "text");
+	only_for(o.format == FMT_TEXT || !o.vocab, "--vocab", "text");
+	if (o.format == FMT_IDX && o.label)
+		cli_usage_error("--label does not apply to idx input (use "
+		    "--labels FILE)");
+	if (o.format == FMT_CSV && !o.label && !o.no_label)
+		cli_usage_error("csv input needs --label COLUMN or --no-label");
+	if (o.format == FMT_TEXT && o.label && !is_index(o.label))
+		cli_usage_error("invalid --label '%s': text input takes the "
+		    "index of a tab-separated field", o.label);
+	if (o.hash_set && o.vocab)
+		cli_usage_error("--hash-dim and --vocab exclude each other");
+
+	if (o.dataset)
+		snprintf(name, sizeof name, "%s", o.dataset);
+	else
+		dataset_from_path(path, name, sizeof name);
+
+	/* Open everything before computing. */
+	in = cli_infile_open(path, INFILE_GZIP);
+	inputs[0] = in;
+	{
+		const char *sp = o.labels ? o.labels : o.scale_from ?
+		    o.scale_from : o.vocab;
+		if (sp) {
+			int stdin_in = path == NULL || strcmp(path, "-") == 0;
+			if (strcmp(sp, "-") == 0 && stdin_in)
+				cli_usage_error("the input and %s cannot both be "
+				    "stdin", o.labels ? "--labels" : o.scale_from ?
+				    "--scale-from" : "--vocab");
+			if (o.scale_from && strcmp(sp, "-") == 0)
+				cli_usage_error("--scale-from needs a file, not "
+				    "stdin");
+			side = cli_infile_open(sp, INFILE_GZIP);
+			inputs[ninputs++] = side;
+			if (o.scale_from && same_file(in, side))
+				cli_usage_error("--scale-from '%s' is the input "
+				    "itself: bounds learnt from private data are "
+				    "not private (use --scale LO:HI or a public "
+				    "file)", sp);
+		}
+	}
+	ofp = cli_out_open(o.output, o.force);
+	ou.o = &o;
+	ou.lab.all_int = 1;
+	ou.w = cli_writer(ofp, o.level);
+	if (o.scale) {
+		ou.sc.on = 1;
+		ou.sc.lo = o.scale_lo;
+		ou.sc.hi = o.scale_hi;
+	} else if (o.format == FMT_IDX) {
+		/* Pixels are scaled to [0,1] unless --scale says otherwise. */
+		ou.sc.on = 1;
+		ou.sc.lo = 0;
+		ou.sc.hi = 255;
+	}
+
+	/* The taint comes first, so a reader sees it before any row. */
+	if (ledger_mark_raw(&sm, name, LEDGER_ROW_LOCAL, err, sizeof err) != 0)
+		cli_die(EX_SOFTWARE, "%s", err);
+	cli_meta_set(&sm, "data.name", name);
+	cli_prov(&sm);
+	if ((rc = ts_write_meta(ou.w, &sm)) != 0)
+		cli_wdie(ou.w, rc);
+	ts_meta_free(&sm);
+
+	if (o.format == FMT_CSV)
+		run_csv(&ou, &o, in, o.scale_from ? side : NULL, inputs,
+		    ninputs);
+	else if (o.format == FMT_IDX)
+		run_idx(&ou, &o, in, side, inputs, ninputs);
+	else
+		run_text(&ou, &o, in, side, inputs, ninputs);
+	ts_writer_close(ou.w);
+	cli_infile_close(in);
+	cli_infile_close(side);
+	cli_out_commit();
+	return 0;
+}
