@@ -7,6 +7,7 @@ MAKEFLAGS += --warn-undefined-variables --no-builtin-rules
 .SUFFIXES:
 export LC_ALL := C
 export OPENBLAS_NUM_THREADS := 1
+.DEFAULT_GOAL := all
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
 B := $(TOP)/build/bin

@@ -1,0 +1,99 @@
+/* dpcli.c: the common steps of DP tools (see dpcli.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "dpcli.h"
+
+uint64_t
+dpcli_seed_arg(const char *arg)
+{
+	return cli_u64("--seed", arg);
+}
+
+struct rng *
+dpcli_rng(const char *seed_opt, const char *work_item)
+{
+	struct rng *r = NULL;
+	int rc;
+
+	if (seed_opt != NULL) {
+		rc = rng_new_seeded(&r, dpcli_seed_arg(seed_opt), work_item);
+		/* Not silenced by --quiet: the output is not private. */
+		fprintf(stderr, "%s: warning: --seed %s: the noise is "
+		    "reproducible and this output is NOT private (the ledger "
+		    "marks it seeded)\n", cli_prog(), seed_opt);
+	} else {
+		rc = rng_new(&r);
+	}
+	if (rc == RNG_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc != 0)
+		cli_die(EX_OSERR, "no secure randomness: %s", rng_strerror(rc));
+	return r;
+}
+
+const char *
+dpcli_dataset(const struct ts_meta *in, const char *name, const char *label)
+{
+	const char *found = NULL, *bad;
+	int n = 0;
+
+	if (name != NULL) {
+		if ((bad = ledger_check_dataset(name)) != NULL)
+			cli_usage_error("invalid --dataset '%s': %s", name, bad);
+		return name;
+	}
+	for (size_t i = 0; i < in->n; i++)
+		if (strncmp(in->kv[i].key, "dp.raw.", 7) == 0) {
+			found = in->kv[i].key + 7;
+			n++;
+		}
+	if (n == 0 && (found = ts_meta_get(in, "data.name")) != NULL &&
+	    ledger_check_dataset(found) == NULL)
+		n = 1;
+	if (n == 1)
+		return found;
+	cli_die(EX_DATAERR, "%s: %s: name the protected dataset with --dataset",
+	    label, n == 0 ? "the input names no dataset (no dp.raw.* or "
+	    "data.name key)" : "the input derives from several datasets");
+}
+
+void
+dpcli_entry(struct ledger_entry *e, struct rng *rng, const char *dataset,
+    const char *mechanism)
+{
+	unsigned char id[16];
+
+	memset(e, 0, sizeof *e);
+	rng_bytes(rng, id, sizeof id);
+	ledger_format_id(e->id, id);
+	snprintf(e->dataset, sizeof e->dataset, "%s", dataset);
+	snprintf(e->mechanism, sizeof e->mechanism, "%s", mechanism);
+	snprintf(e->tool, sizeof e->tool, "%s", cli_prog());
+	e->relation = LEDGER_ADD_REMOVE;
+	e->seeded = rng_is_seeded(rng);
+	e->epsilon = -1;
+}
+
+void
+dpcli_release(struct ts_meta *out, const struct ledger_entry *e)
+{
+	char key[16 + LEDGER_MAX_NAME], err[256];
+	const char *mark;
+
+	if (ledger_put(out, e, err, sizeof err) != 0)
+		cli_die(EX_SOFTWARE, "ledger: %s", err);
+	snprintf(key, sizeof key, "dp.raw.%s", e->dataset);
+	mark = ts_meta_get(out, key);
+	if (mark == NULL)
+		return;
+	if (strcmp(mark, "row-local") == 0) {
+		ts_meta_del(out, key);
+		return;
+	}
+	cli_warn("the input rows depend on aggregates of dataset %s computed "
+	    "without privacy (dp.raw.%s = %s): this release is NOT private "
+	    "for %s, and the ledger keeps saying so", e->dataset, e->dataset,
+	    mark, e->dataset);
+}

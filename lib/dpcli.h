@@ -1,0 +1,48 @@
+/*
+ * dpcli.h: what every DP tool does the same way (tools only, like cli.h:
+ * these print warnings and exit on failure).
+ *
+ *   struct rng *rng = dpcli_rng(o.seed, "covest");   // before any output
+ *   ... compute, add noise from rng ...
+ *   struct ledger_entry e;  dpcli_entry(&e, rng, dataset, "gaussian");
+ *   e.norders / e.rdp / params ...;  dpcli_release(&out_meta, &e);
+ *
+ * Ownership: the returned rng is the caller's (rng_free).  dpcli_entry
+ * initialises e (free its params with ts_meta_free after dpcli_release).
+ */
+#ifndef PRIVADA_DPCLI_H
+#define PRIVADA_DPCLI_H
+
+#include "ledger.h"
+#include "rng.h"
+#include "tensor.h"
+
+/* Parse a --seed value (an unsigned 64-bit integer), exit 64 if bad. */
+uint64_t dpcli_seed_arg(const char *arg);
+
+/* The tool's randomness: seeded from seed_opt (NULL: from getrandom)
+ * with work_item naming the unit of work.  A seeded run warns loudly on
+ * stderr (even with --quiet: it is about privacy).  Exit 71 when no
+ * secure randomness can be had. */
+struct rng *dpcli_rng(const char *seed_opt, const char *work_item);
+
+/* The protected dataset of an input's stream metadata: the one dataset
+ * with a dp.raw.<d> mark, else data.name.  Exit 65 (naming label) when
+ * none or several candidates exist and name is NULL; when name is given
+ * (--dataset), it is checked and returned. */
+const char *dpcli_dataset(const struct ts_meta *in, const char *name,
+    const char *label);
+
+/* Start a ledger entry: a fresh id from rng, seeded flag from rng, the
+ * dataset, mechanism, the tool name, add/remove neighbours, no cost yet. */
+void dpcli_entry(struct ledger_entry *e, struct rng *rng, const char *dataset,
+    const char *mechanism);
+
+/* Record the release in out (stream metadata being built, already holding
+ * the inherited ledger): write the entry, drop the row-local raw mark of
+ * the protected dataset (its rows are now released values), keep an
+ * aggregate mark and warn that the release is not private for it (see
+ * formats/tensor-stream.md, section 10.1.2).  Exit 65/71 on failure. */
+void dpcli_release(struct ts_meta *out, const struct ledger_entry *e);
+
+#endif
