@@ -726,3 +726,17 @@ np.save("v1.npy", a)
 	[[ $stderr == "tns: a.tns: ledger entry 'dp.raw.d' exists with another value"* ]]
 	[ ! -e b.tns ]
 }
+
+@test "tns info shortens long metadata values in text, -v and JSON show them whole" {
+	printf '1,2\n3,4\n' > x.csv
+	tns from-csv -o x.tns x.csv
+	long=$(printf 'v%.0s' $(seq 1 300))
+	tns meta set -i x.tns -o l.tns "note.long=$long"
+	run -0 --separate-stderr tns info l.tns
+	assert_output --partial "... (300 bytes; -v shows all)"
+	refute_output --partial "$long"
+	run -0 --separate-stderr tns info -v l.tns
+	assert_output --partial "$long"
+	run -0 --separate-stderr tns info --format json l.tns
+	assert_output --partial "$long"
+}

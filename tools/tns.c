@@ -735,15 +735,37 @@ table_print(FILE *fp, struct table *t, const char *indent)
 	t->nrows = 0;
 }
 
+/* Text output shortens long values (a ledger RDP curve, feature names)
+ * unless -v; JSON always has them whole. */
+static int show_full;
+#define SHOW_MAX 72
+
+static void
+table_add_kv(struct table *t, const struct ts_kv *kv)
+{
+	char *row[2] = { kv->key, kv->val }, *cut = NULL;
+	size_t n = strlen(kv->val);
+
+	if (!show_full && n > SHOW_MAX) {
+		int k = SHOW_MAX - 12;
+		while (k > 0 && ((unsigned char)kv->val[k] & 0xC0) == 0x80)
+			k--;	/* cut between UTF-8 sequences */
+		cut = cli_malloc(SHOW_MAX + 48);
+		snprintf(cut, SHOW_MAX + 48, "%.*s... (%zu bytes; -v shows all)",
+		    k, kv->val, n);
+		row[1] = cut;
+	}
+	table_add(t, row);
+	free(cut);
+}
+
 static void
 meta_table(FILE *fp, const struct ts_meta *m, const char *indent)
 {
 	struct table t = { NULL, 2, 0 };
 
-	for (size_t i = 0; i < m->n; i++) {
-		char *row[2] = { m->kv[i].key, m->kv[i].val };
-		table_add(&t, row);
-	}
+	for (size_t i = 0; i < m->n; i++)
+		table_add_kv(&t, &m->kv[i]);
 	table_print(fp, &t, indent);
 }
 
@@ -875,11 +897,9 @@ info_text(FILE *fp, const struct finfo *fi, int want_stats)
 			continue;
 		fprintf(fp, "    %s%s\n", grp, strcmp(grp, m->kv[i].key) ?
 		    ".*" : "");
-		for (size_t j = i; j < m->n; j++) {
-			char *row[2] = { m->kv[j].key, m->kv[j].val };
+		for (size_t j = i; j < m->n; j++)
 			if (in_group(m->kv[j].key, grp))
-				table_add(&gt, row);
-		}
+				table_add_kv(&gt, &m->kv[j]);
 		table_print(fp, &gt, "      ");
 		any = 1;
 	}
@@ -1039,6 +1059,8 @@ cmd_info(struct opts *o, int argc, char **argv)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *mem;
+
+	show_full = o->verbose;
 
 	/* Everything is read before anything is printed: a bad stream
 	 * leaves stdout empty. */
