@@ -11,6 +11,7 @@
 
 #include "ck.h"
 #include "cli.h"
+#include "ledger.h"
 
 static const char *prog = "privada";
 static int argc_saved;
@@ -464,7 +465,7 @@ cli_wdie(const struct ts_writer *w, int code)
 void
 cli_inherit(struct ts_meta *dst, const struct ts_meta *src, const char *label)
 {
-	const char *key = NULL;
+	char err[256];
 
 	for (size_t i = 0; i < src->n; i++) {
 		const struct ts_kv *kv = &src->kv[i];
@@ -472,14 +473,28 @@ cli_inherit(struct ts_meta *dst, const struct ts_meta *src, const char *label)
 
 		if (strncmp(kv->key, "prov.", 5) == 0)
 			continue;
+		/* Raw-taint marks merge by strength: aggregate wins over
+		 * row-local (formats/tensor-stream.md, section 10.1, rule 3). */
+		if (strncmp(kv->key, "dp.raw.", 7) == 0) {
+			int kind = strcmp(kv->val, "aggregate") == 0 ?
+			    LEDGER_AGGREGATE : strcmp(kv->val, "row-local") == 0 ?
+			    LEDGER_ROW_LOCAL : 0;
+			if (kind == 0)
+				cli_die(EX_DATAERR, "%s: ledger entry '%s' has the "
+				    "unknown value '%s'", label, kv->key, kv->val);
+			if (ledger_mark_raw(dst, kv->key + 7, kind, err,
+			    sizeof err) != 0)
+				cli_die(EX_DATAERR, "%s: ledger entry '%s': %s",
+				    label, kv->key, err);
+			continue;
+		}
 		old = ts_meta_get(dst, kv->key);
 		if (old != NULL && strcmp(old, kv->val) != 0) {
-			key = kv->key;
 			/* Two inputs disagreeing on a ledger entry cannot both
 			 * be honest; other keys: the first input wins. */
-			if (strncmp(key, "dp.", 3) == 0)
+			if (strncmp(kv->key, "dp.", 3) == 0)
 				cli_die(EX_DATAERR, "%s: ledger entry '%s' "
-				    "conflicts with another input", label, key);
+				    "conflicts with another input", label, kv->key);
 			continue;
 		}
 		if (old == NULL && ts_meta_set(dst, kv->key, kv->val) != 0)

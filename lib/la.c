@@ -1,4 +1,6 @@
 /* la.c: OpenBLAS and LAPACKE wrappers (see la.h). */
+#include <math.h>
+
 #include <cblas.h>
 #include <lapacke.h>
 
@@ -54,4 +56,94 @@ la_chol(size_t d, double *A)
 {
 	return LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'U', (lapack_int)d, A,
 	    (lapack_int)d);
+}
+
+/* ---- psdshrink and coral-align ---- */
+
+int
+la_eig_min(size_t d, double *A, double *w)
+{
+	double z[1];
+	lapack_int m = 0, isuppz[2];
+
+	/* Eigenvalues only, the first in ascending order: the tridiagonal
+	 * reduction dominates, bisection on it is cheap. */
+	return LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'N', 'I', 'U', (lapack_int)d, A,
+	    (lapack_int)d, 0.0, 0.0, 1, 1, 0.0, &m, w, z, 1, isuppz);
+}
+
+void
+la_sym_from_eig(size_t d, const double *V, const double *f, double *out,
+    double *work)
+{
+	for (size_t i = 0; i < d; i++)
+		for (size_t j = 0; j < d; j++)
+			work[i * d + j] = V[i * d + j] * sqrt(f[j]);
+	if (d == 0)
+		return;
+	/* out = W W^T: SYRK computes one triangle, which is then mirrored,
+	 * so the result is exactly symmetric (a GEMM need not be). */
+	cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, (int)d, (int)d,
+	    1.0, work, (int)d, 0.0, out, (int)d);
+	la_sym_fill(d, out);
+}
+
+double
+la_asymmetry(size_t d, const double *A)
+{
+	double big = 0, diff = 0;
+
+	for (size_t i = 0; i < d * d; i++) {
+		if (!isfinite(A[i]))
+			return -1;
+		if (fabs(A[i]) > big)
+			big = fabs(A[i]);
+	}
+	for (size_t i = 0; i < d; i++)
+		for (size_t j = i + 1; j < d; j++)
+			if (fabs(A[i * d + j] - A[j * d + i]) > diff)
+				diff = fabs(A[i * d + j] - A[j * d + i]);
+	return big > 0 ? diff / big : 0;
+}
+
+/* ---- dpsgd-train and predict (f32) ---- */
+
+void
+la_sgemm_ld(int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+    const float *A, size_t lda, const float *B, size_t ldb, float beta,
+    float *C, size_t ldc)
+{
+	if (m == 0 || n == 0)
+		return;
+	if (k == 0) {		/* BLAS refuses lda = 0: scale C here */
+		for (size_t i = 0; i < m; i++)
+			for (size_t j = 0; j < n; j++)
+				C[i * ldc + j] = beta == 0 ? 0 : beta * C[i * ldc + j];
+		return;
+	}
+	cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+	    tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, A,
+	    (int)lda, B, (int)ldb, beta, C, (int)ldc);
+}
+
+void
+la_sgemm(int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+    const float *A, const float *B, float beta, float *C)
+{
+	la_sgemm_ld(ta, tb, m, n, k, alpha, A, ta ? m : k, B, tb ? k : n,
+	    beta, C, n);
+}
+
+void
+la_set_threads(int n)
+{
+	openblas_set_num_threads(n);
+}
+
+/* ---- covest ---- */
+
+int
+la_blas_threads(void)
+{
+	return openblas_get_num_threads();
 }

@@ -29,4 +29,43 @@ int la_eigh(size_t d, double *A, double *w);
 /* Cholesky factor A = U^T U in the upper triangle (lower part left). */
 int la_chol(size_t d, double *A);
 
+/* ---- psdshrink and coral-align ---- */
+
+/* Smallest eigenvalue of the symmetric d x d matrix A (upper triangle
+ * used, A overwritten) into *w, without eigenvectors (dsyevr with
+ * IL = IU = 1).  @return 0 or the LAPACK info value. */
+int la_eig_min(size_t d, double *A, double *w);
+/* out = V diag(f) V^T for the d x d matrix V (row-major, eigenvectors
+ * as columns, as la_eigh leaves them) and f[j] >= 0: formed as W W^T
+ * with W = V diag(sqrt f) by SYRK, so out is symmetric to the last bit.
+ * work holds d * d doubles; out may not alias V or work. */
+void la_sym_from_eig(size_t d, const double *V, const double *f,
+    double *out, double *work);
+/* Asymmetry of the d x d matrix A: max |a_ij - a_ji| / max |a_ij| (0 for
+ * the zero matrix), or -1 when an entry is not finite. */
+double la_asymmetry(size_t d, const double *A);
+
+/* ---- dpsgd-train and predict (f32) ---- */
+
+/* C (m x n) = alpha * op(A) op(B) + beta * C in single precision
+ * (SGEMM), row-major, op = transpose when ta/tb is nonzero, k the inner
+ * dimension; lda, ldb, ldc are the row strides of A, B and C as stored.
+ * Nothing is done when m or n is 0; k = 0 scales C by beta. */
+void la_sgemm_ld(int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+    const float *A, size_t lda, const float *B, size_t ldb, float beta,
+    float *C, size_t ldc);
+/* la_sgemm_ld with packed operands (lda = k or m, ldb = n or k,
+ * ldc = n). */
+void la_sgemm(int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+    const float *A, const float *B, float beta, float *C);
+/* Limit OpenBLAS to n threads (a tool running threads of its own keeps
+ * the products on one core instead of oversubscribing the machine). */
+void la_set_threads(int n);
+
+/* ---- covest ---- */
+
+/* The number of threads BLAS calls use (OpenBLAS: OPENBLAS_NUM_THREADS or
+ * its default), so a tool can leave them the cores and use the rest. */
+int la_blas_threads(void);
+
 #endif

@@ -272,6 +272,28 @@ valid_id(const char *s, size_t n)
 	return 1;
 }
 
+/* Do two parsed entries with one id record the same release? */
+static int
+same_entry(const struct ledger_entry *a, const struct ledger_entry *b)
+{
+	if (strcmp(a->dataset, b->dataset) != 0 ||
+	    strcmp(a->mechanism, b->mechanism) != 0 ||
+	    strcmp(a->tool, b->tool) != 0 || a->relation != b->relation ||
+	    a->seeded != b->seeded || a->data_dependent != b->data_dependent ||
+	    a->epsilon != b->epsilon || a->delta != b->delta ||
+	    a->norders != b->norders || a->params.n != b->params.n)
+		return 0;
+	for (size_t k = 0; k < a->norders; k++)
+		if (a->orders[k] != b->orders[k] || a->rdp[k] != b->rdp[k])
+			return 0;
+	for (size_t k = 0; k < a->params.n; k++) {
+		const char *v = ts_meta_get(&b->params, a->params.kv[k].key);
+		if (v == NULL || strcmp(v, a->params.kv[k].val) != 0)
+			return 0;
+	}
+	return 1;
+}
+
 int
 ledger_parse(const struct ts_meta *m, struct ledger *out, char *err,
     size_t errlen)
@@ -335,12 +357,18 @@ ledger_parse(const struct ts_meta *m, struct ledger *out, char *err,
 		ledger_free(&tmp);
 		return rc;
 	}
-	/* Append, uniting by id. */
+	/* Append, uniting by id.  The same id with other contents is a
+	 * conflict (formats/tensor-stream.md, section 10.1, rule 2): which
+	 * of the two to charge is unknowable, so it is an error. */
 	for (size_t i = 0; i < tmp.n; i++) {
 		int dup = 0;
 		for (size_t j = 0; j < out->n; j++)
-			if (strcmp(out->e[j].id, tmp.e[i].id) == 0)
+			if (strcmp(out->e[j].id, tmp.e[i].id) == 0) {
 				dup = 1;
+				if (rc == 0 && !same_entry(&out->e[j], &tmp.e[i]))
+					rc = lfail(err, errlen, "ledger entry %s "
+					    "differs between inputs", tmp.e[i].id);
+			}
 		if (dup) {
 			ts_meta_free(&tmp.e[i].params);
 			continue;

@@ -294,11 +294,23 @@ mknpy() {
 }
 
 @test "tns cat refuses inputs whose ledgers conflict" {
+	id=0123456789abcdef0123456789abcdef
+	tns meta set --unsafe-ledger -i x.tns -o a.tns dp.release.$id.epsilon=1
+	tns meta set --unsafe-ledger -i y.tns -o b.tns dp.release.$id.epsilon=2
+	run -65 --separate-stderr tns cat -o out.tns a.tns b.tns
+	[[ $stderr == "tns: b.tns: ledger entry 'dp.release.$id.epsilon' conflicts with another input" ]]
+	[ ! -e out.tns ]
+}
+
+@test "tns cat merges raw-taint marks by strength: aggregate wins" {
 	tns meta set --unsafe-ledger -i x.tns -o a.tns dp.raw.d=row-local
 	tns meta set --unsafe-ledger -i y.tns -o b.tns dp.raw.d=aggregate
-	run -65 --separate-stderr tns cat -o out.tns a.tns b.tns
-	[[ $stderr == "tns: b.tns: ledger entry 'dp.raw.d' conflicts with another input" ]]
-	[ ! -e out.tns ]
+	tns cat -o out.tns a.tns b.tns
+	run -0 --separate-stderr tns info out.tns
+	assert_output --partial "raw-derived from dataset d (aggregate)"
+	tns cat -o out2.tns b.tns a.tns
+	run -0 --separate-stderr tns info out2.tns
+	assert_output --partial "raw-derived from dataset d (aggregate)"
 }
 
 @test "tns cat, pick and split keep every dp.* ledger key" {

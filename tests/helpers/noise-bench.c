@@ -1,9 +1,13 @@
 /*
  * noise-bench: print samples per second of each exact sampler of
- * lib/noise (a test-only helper for `make bench`).
+ * lib/noise and of the fast sampler of lib/noise_fast (a test-only helper
+ * for `make bench`).  Fast-path lines are the best of three runs and
+ * also give the thread's CPU time, which other processes on a shared
+ * machine disturb less than wall time.
  *
  * usage: noise-bench [count]     (default 1000000 samples per line)
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +15,7 @@
 #include <time.h>
 
 #include "noise.h"
+#include "noise_fast.h"
 #include "rng.h"
 
 static double
@@ -22,11 +27,86 @@ now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+static double
+cpu(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 static void
 report(const char *what, long n, double secs, long long sink)
 {
 	printf("%-44s %12.0f samples/s  (%ld in %.3f s)%s\n", what,
 	    (double)n / secs, n, secs, sink == 0x7fffffffffffffffLL ? " " : "");
+}
+
+/* Wall and CPU time of a fast-path run (best of three). */
+static void
+report2(const char *what, long n, double secs, double csecs)
+{
+	printf("%-44s %12.0f samples/s  (%ld in %.3f s; %.0f/s of CPU)\n",
+	    what, (double)n / secs, n, secs, (double)n / csecs);
+}
+
+/* Time one fast-path call three times: the best wall and CPU times. */
+enum fast_op { OP_SAMPLE, OP_ADD, OP_ADD_F32, OP_ONESHOT };
+
+static void
+time_fast(enum fast_op op, const struct noise_fast *h, struct rng *r,
+    long n, void *buf, const char *what)
+{
+	double bw = INFINITY, bc = INFINITY, tv = 0;
+
+	for (int rep = 0; rep < 3; rep++) {
+		double t0 = now(), c0 = cpu(), w, c;
+
+		switch (op) {
+		case OP_SAMPLE:
+			noise_fast_sample(h, r, buf, (size_t)n, &tv);
+			break;
+		case OP_ADD:
+			noise_fast_add(h, r, buf, (size_t)n, &tv);
+			break;
+		case OP_ADD_F32:
+			noise_fast_add_f32(h, r, buf, (size_t)n, &tv);
+			break;
+		case OP_ONESHOT:
+			noise_fast_add_dgauss(r, buf, (size_t)n, 0.37, &tv);
+			break;
+		}
+		w = now() - t0;
+		c = cpu() - c0;
+		bw = w < bw ? w : bw;
+		bc = c < bc ? c : bc;
+	}
+	report2(what, n, bw, bc);
+}
+
+/* The fast sampler at scale s, with its setup time and TV bound. */
+static void
+bench_fast(struct rng *r, double s, long n, int64_t *z)
+{
+	struct noise_fast *h;
+	struct noise_fast_info in;
+	double t0 = now();
+	char what[64];
+
+	if (noise_fast_new(&h, s) != 0) {
+		printf("noise_fast_new(%g) failed\n", s);
+		return;
+	}
+	noise_fast_get_info(h, &in);
+	printf("fast s=2^%-5.2f L=%d K=%-4llu tables %6zu slots, "
+	    "setup %.2f ms, TV/sample 2^%.1f\n", log2(s), in.levels,
+	    (unsigned long long)in.factor, in.table_entries,
+	    (now() - t0) * 1e3, log2(in.tv));
+	snprintf(what, sizeof what, "fast dgauss(s 2^%.2f, L=%d)", log2(s),
+	    in.levels);
+	time_fast(OP_SAMPLE, h, r, n, z, what);
+	noise_fast_free(h);
 }
 
 int
@@ -110,6 +190,33 @@ main(int argc, char **argv)
 	noise_add_dlaplace(r, x, (size_t)n, 0.37, 0);
 	report("noise_add_dlaplace(b 0.37, grid 2^-24)", n, now() - t0, sink);
 
+	{
+		static const double fs[] = { 0x1p10, 0x1p12, 0x1p16, 0x1p20,
+			0x1p24, 0x1p25, 0x1p30 };
+		int64_t *z = calloc((size_t)n, sizeof *z);
+		float *xf = calloc((size_t)n, sizeof *xf);
+		struct noise_fast *h;
+
+		if (z == NULL || xf == NULL)
+			return EX_OSERR;
+		/* Touch the pages first, so page faults are not timed. */
+		memset(z, 1, (size_t)n * sizeof *z);
+		memset(xf, 0, (size_t)n * sizeof *xf);
+		for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++)
+			bench_fast(r, fs[i], n, z);
+		time_fast(OP_ONESHOT, NULL, r, n, x,
+		    "noise_fast_add_dgauss(sigma 0.37, one-shot)");
+		noise_fast_new_grid(&h, 0.37);
+		time_fast(OP_ADD, h, r, n, x,
+		    "noise_fast_add(sigma 0.37, handle)");
+		time_fast(OP_ADD_F32, h, r, n, xf,
+		    "noise_fast_add_f32(sigma 0.37, handle)");
+		printf("%-44s 2^%.1f\n", "TV bound per value at sigma 0.37",
+		    log2(noise_fast_tv(h)));
+		noise_fast_free(h);
+		free(z);
+		free(xf);
+	}
 	{
 		double sc[100];
 		size_t pick;

@@ -1,0 +1,606 @@
+/*
+ * psdshrink: make released covariance blocks positive semi-definite by
+ * shrinking them towards a target (post-processing, no new release).
+ */
+#include <float.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "la.h"
+#include "ledger.h"
+#include "tensor.h"
+#include "tstream.h"
+
+#define ROWBUF (1u << 20)	/* bytes of rows moved per pass-through read */
+#define DEFAULT_TOL 1e-6
+#define MIN_TOL 1e-15
+/* Relative tolerance of the symmetry check: covariances are written
+ * mirrored, so anything beyond rounding is a malformed input. */
+#define SYM_RTOL 1e-12
+/* The diag target clamps diagonal entries up to this fraction of their
+ * mean absolute value, so that the target is positive definite. */
+#define DIAG_REL 1e-6
+
+enum { M_SHRINK, M_EIGCLIP, M_NONE };
+enum { T_IDENTITY, T_DIAG, T_FILE };
+enum { OPT_FLOOR = 256, OPT_LEVEL, OPT_METHOD, OPT_TARGET, OPT_TOL };
+
+static const char *const methods[] = { "shrink", "eigclip", "none", NULL };
+static const char *const tnames[] = { "identity", "diag", "file" };
+
+struct opts {
+	const char *output, *level, *target_file;
+	int force, quiet, verbose, method, target;
+	int floor_set, tol_set, target_set;
+	double floor, tol;
+};
+
+/* The --target stream: its cov/<i> and subspace/<i> tensors. */
+struct target {
+	const char *label;
+	struct tensor *t;
+	size_t n;
+	struct ts_meta meta;
+	uint64_t digest;
+};
+
+/* A subspace/<i> tensor of the input, kept to compare with the target's. */
+struct seen {
+	struct tensor *t;
+	size_t n;
+};
+
+static const struct option longopts[] = {
+	{ "floor", required_argument, NULL, OPT_FLOOR },
+	{ "force", no_argument, NULL, 'f' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "level", required_argument, NULL, OPT_LEVEL },
+	{ "method", required_argument, NULL, OPT_METHOD },
+	{ "output", required_argument, NULL, 'o' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "target", required_argument, NULL, OPT_TARGET },
+	{ "tol", required_argument, NULL, OPT_TOL },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+__attribute__((noreturn)) static void
+usage(int status)
+{
+	FILE *fp = status ? stderr : stdout;
+
+	fputs("usage: psdshrink [-fhqVv] [-o file] [--floor value] "
+	    "[--level n]\n"
+	    "                 [--method method] [--target target] "
+	    "[--tol tol] [file]\n", fp);
+	if (status == 0)
+		fputs("\n"
+		    "  -f, --force          write to a terminal\n"
+		    "  -h, --help           show this help\n"
+		    "  -o, --output FILE    write FILE (through a temporary "
+		    "file), not stdout\n"
+		    "  -q, --quiet          no warnings\n"
+		    "  -V, --version        show the version\n"
+		    "  -v, --verbose        report each block on stderr\n"
+		    "      --floor VALUE    eigclip: smallest eigenvalue kept "
+		    "(default 0)\n"
+		    "      --level N        zstd level of the output (default "
+		    "1)\n"
+		    "      --method METHOD  shrink (default), eigclip or none\n"
+		    "      --target TARGET  shrink towards identity (default), "
+		    "diag or the\n"
+		    "                       cov/<i> tensors of a stream FILE\n"
+		    "      --tol TOL        shrink: bisection tolerance on alpha "
+		    "(default 1e-6)\n", fp);
+	exit(status);
+}
+
+/* ---- ledger ---- */
+
+/* ---- checks ---- */
+
+static int
+is_cov(const char *name)
+{
+	return strncmp(name, "cov/", 4) == 0;
+}
+
+static int
+is_subspace(const char *name)
+{
+	return strncmp(name, "subspace/", 9) == 0;
+}
+
+/* A covariance block: f64, 2-D, square, finite and symmetric. */
+static size_t
+check_cov(const struct tensor *t, const char *label)
+{
+	double asym;
+	size_t k;
+
+	if (t->dtype != TS_F64 || t->ndim != 2 || t->dims[0] != t->dims[1])
+		cli_die(EX_DATAERR, "%s: tensor '%s': expected an f64 [k, k] "
+		    "covariance, got %s with %d dims", label, t->name,
+		    ts_dtype_name(t->dtype) ? ts_dtype_name(t->dtype) : "?",
+		    t->ndim);
+	k = (size_t)t->dims[0];
+	if (k == 0)
+		cli_die(EX_DATAERR, "%s: tensor '%s' is empty", label, t->name);
+	asym = la_asymmetry(k, t->data);
+	if (asym < 0)
+		cli_die(EX_DATAERR, "%s: tensor '%s': an entry is not finite",
+		    label, t->name);
+	if (asym > SYM_RTOL)
+		cli_die(EX_DATAERR, "%s: tensor '%s' is not symmetric (relative "
+		    "asymmetry %.3g)", label, t->name, asym);
+	return k;
+}
+
+static const struct tensor *
+target_find(const struct target *tg, const char *name)
+{
+	for (size_t i = 0; i < tg->n; i++)
+		if (strcmp(tg->t[i].name, name) == 0)
+			return &tg->t[i];
+	return NULL;
+}
+
+static void
+target_read(struct target *tg, const char *path)
+{
+	FILE *fp = cli_open_in(path, &tg->label);
+	struct ts_reader *r = cli_reader(fp, tg->label);
+	int rc;
+
+	if ((rc = ts_read_all(r, &tg->t, &tg->n)) != 0)
+		cli_rdie(r, rc);
+	if (ts_meta_copy_except(&tg->meta, ts_reader_meta(r), "") != 0)
+		cli_die(EX_OSERR, "out of memory");
+	tg->digest = ts_reader_digest(r);
+	ts_reader_close(r);
+	cli_close_in(fp);
+	for (size_t i = 0; i < tg->n; i++) {
+		size_t k;
+		double *w;
+
+		if (!is_cov(tg->t[i].name))
+			continue;
+		/* The bisection needs f(1) > 0: a positive definite target. */
+		k = check_cov(&tg->t[i], tg->label);
+		w = cli_reallocarray(NULL, k * k, sizeof *w);
+		memcpy(w, tg->t[i].data, k * k * sizeof *w);
+		if (la_chol(k, w) != 0) {
+			free(w);
+			cli_die(EX_DATAERR, "%s: target '%s' is not positive "
+			    "definite (make it so first, e.g. with psdshrink "
+			    "--method eigclip --floor F)", tg->label,
+			    tg->t[i].name);
+		}
+		free(w);
+	}
+}
+
+/* ---- the methods ---- */
+
+struct block {
+	const char *name;
+	size_t k;
+	double *c;		/* the input, k x k */
+	const double *sfull;	/* target, k x k, or NULL ... */
+	double *sdiag;		/* ... its diagonal */
+	double *work;		/* k x k */
+};
+
+static double
+fnorm(size_t n, const double *a)
+{
+	double s = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s += a[i] * a[i];
+	return sqrt(s);
+}
+
+/* work = a * Sigma + (1 - a) * C, full. */
+static void
+combine(const struct block *b, double a, double *out)
+{
+	size_t k = b->k;
+
+	for (size_t i = 0; i < k * k; i++)
+		out[i] = (1 - a) * b->c[i] + (b->sfull ? a * b->sfull[i] : 0);
+	if (b->sfull == NULL)
+		for (size_t i = 0; i < k; i++)
+			out[i * k + i] += a * b->sdiag[i];
+}
+
+/* Cholesky attempt: does a * Sigma + (1 - a) * C factor? */
+static int
+factors(const struct block *b, double a)
+{
+	combine(b, a, b->work);
+	return la_chol(b->k, b->work) == 0;
+}
+
+/*
+ * The smallest alpha in [0, 1] with alpha * Sigma + (1 - alpha) * C
+ * positive semi-definite (Higham, Strabic and Sego 2016, section 3):
+ * f(alpha) = lambda_min of that matrix is concave, f(1) > 0 since Sigma
+ * is positive definite, so {alpha : f(alpha) >= 0} is an interval
+ * [alpha*, 1] and bisection on "Cholesky succeeds" brackets alpha*.
+ * The returned alpha is the upper end of the final bracket: the matrix
+ * formed with it has been factored, so it is positive definite.
+ */
+static double
+shrink_alpha(const struct block *b, double tol, int *tries, double *lmin)
+{
+	double lo = 0, hi = 1, tau;
+
+	*tries = 1;
+	*lmin = NAN;
+	if (factors(b, 0))
+		return 0;
+	(*tries)++;
+	if (!factors(b, 1))
+		cli_die(EX_DATAERR, "%s: the target is not positive definite",
+		    b->name);
+	while (hi - lo > tol) {
+		double mid = lo + (hi - lo) / 2;
+
+		(*tries)++;
+		if (factors(b, mid))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	if (lo > 0)
+		return hi;
+	/* Every attempt but the first succeeded: alpha* may be 0.  Cholesky
+	 * also fails on a singular positive semi-definite matrix, so an
+	 * input whose smallest eigenvalue is negative only by rounding
+	 * (k eps ||C||_F, the backward error of the eigensolver) is left
+	 * alone.  Only here is an eigensolver needed. */
+	memcpy(b->work, b->c, b->k * b->k * sizeof *b->work);
+	if (la_eig_min(b->k, b->work, lmin) != 0)
+		cli_die(EX_SOFTWARE, "%s: the eigensolver failed", b->name);
+	tau = (double)b->k * DBL_EPSILON * fnorm(b->k * b->k, b->c);
+	return *lmin >= -tau ? 0 : hi;
+}
+
+/* Clip the eigenvalues of C below floor to floor: with floor 0 the
+ * nearest positive semi-definite matrix in the Frobenius norm (Higham
+ * 1988).  @return the number of eigenvalues clipped. */
+static size_t
+eigclip(struct block *b, double floor, double *out, double *lmin)
+{
+	size_t k = b->k, clipped = 0;
+	double *w = cli_reallocarray(NULL, k, sizeof *w);
+
+	memcpy(b->work, b->c, k * k * sizeof *b->work);
+	if (la_eigh(k, b->work, w) != 0)
+		cli_die(EX_SOFTWARE, "%s: the eigensolver failed", b->name);
+	*lmin = k ? w[0] : NAN;
+	for (size_t j = 0; j < k; j++)
+		if (w[j] < floor) {
+			w[j] = floor;
+			clipped++;
+		}
+	if (clipped == 0)
+		memcpy(out, b->c, k * k * sizeof *out);
+	else
+		la_sym_from_eig(k, b->work, w, out, b->c);
+	free(w);
+	return clipped;
+}
+
+/* Process one cov/<i> tensor t (data read): replace its data and add
+ * psd.* metadata. */
+static void
+process(struct tensor *t, const struct opts *o, const struct target *tg,
+    const char *label)
+{
+	struct block b = { 0 };
+	const struct tensor *st = NULL;
+	double *out, nc, ns = 0, alpha = 0, lmin = NAN;
+	size_t k = check_cov(t, label);
+	int tries = 0, thm = 0;
+
+	b.name = t->name;
+	b.k = k;
+	b.c = t->data;
+	if (o->method == M_NONE) {
+		cli_meta_set(&t->meta, "psd.method", "none");
+		cli_meta_set(&t->meta, "psd.alpha", "0");
+		return;
+	}
+	b.work = cli_reallocarray(NULL, k * k, sizeof *b.work);
+	out = cli_reallocarray(NULL, k * k, sizeof *out);
+	nc = fnorm(k * k, b.c);
+	if (o->method == M_EIGCLIP) {
+		size_t clipped = eigclip(&b, o->floor, out, &lmin);
+		cli_meta_set(&t->meta, "psd.method", "eigclip");
+		cli_meta_set(&t->meta, "psd.alpha", "0");
+		if (ts_meta_setf(&t->meta, "psd.floor", "%.17g", o->floor) != 0 ||
+		    ts_meta_setf(&t->meta, "psd.clipped", "%zu", clipped) != 0)
+			cli_die(EX_OSERR, "out of memory");
+		if (o->verbose)
+			fprintf(stderr, "%s: %s: k %zu, smallest eigenvalue %.6g, "
+			    "%zu clipped to %.6g\n", cli_prog(), t->name, k, lmin,
+			    clipped, o->floor);
+		goto done;
+	}
+	if (o->target == T_FILE) {
+		st = target_find(tg, t->name);
+		if (st == NULL)
+			cli_die(EX_DATAERR, "%s: the target has no tensor '%s'",
+			    tg->label, t->name);
+		if (st->dims[0] != k)
+			cli_die(EX_DATAERR, "%s: target '%s' is %llu x %llu, the "
+			    "input's is %zu x %zu", tg->label, t->name,
+			    (unsigned long long)st->dims[0],
+			    (unsigned long long)st->dims[0], k, k);
+		b.sfull = st->data;
+		ns = fnorm(k * k, b.sfull);
+	} else {
+		double m = 0;
+
+		b.sdiag = cli_reallocarray(NULL, k, sizeof *b.sdiag);
+		for (size_t i = 0; i < k; i++)
+			m += fabs(b.c[i * k + i]) / (double)k;
+		for (size_t i = 0; i < k; i++) {
+			double c = b.c[i * k + i], lo = m > 0 ? DIAG_REL * m : 1;
+			b.sdiag[i] = o->target == T_IDENTITY ? 1 : c > lo ? c : lo;
+			ns += b.sdiag[i] * b.sdiag[i];
+		}
+		ns = sqrt(ns);
+	}
+	/* PRIMA (paper 001), Theorem 2: for alpha in (0, 1) the shrunk
+	 * matrix is closer to the true covariance than C~ when
+	 * ||Sigma||_F < ||C~||_F. */
+	thm = ns < nc;
+	alpha = shrink_alpha(&b, o->tol, &tries, &lmin);
+	if (alpha == 0)
+		memcpy(out, b.c, k * k * sizeof *out);
+	else
+		combine(&b, alpha, out);
+	cli_meta_set(&t->meta, "psd.method", "shrink");
+	cli_meta_set(&t->meta, "psd.target", tnames[o->target]);
+	cli_meta_set(&t->meta, "psd.theorem2", thm ? "true" : "false");
+	if (ts_meta_setf(&t->meta, "psd.alpha", "%.17g", alpha) != 0 ||
+	    ts_meta_setf(&t->meta, "psd.tol", "%.17g", o->tol) != 0 ||
+	    ts_meta_setf(&t->meta, "psd.target_fnorm", "%.17g", ns) != 0 ||
+	    ts_meta_setf(&t->meta, "psd.input_fnorm", "%.17g", nc) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	if (o->verbose)
+		fprintf(stderr, "%s: %s: k %zu, alpha %.17g after %d Cholesky "
+		    "attempts; ||Sigma||_F %.6g %s ||C||_F %.6g: Theorem 2 "
+		    "condition %s\n", cli_prog(), t->name, k, alpha, tries, ns,
+		    thm ? "<" : ">=", nc, thm ? "holds" : "violated");
+	if (!thm && alpha > 0)
+		cli_warn("%s: ||Sigma||_F %.6g >= ||C||_F %.6g: PRIMA's Theorem 2 "
+		    "condition is violated, the shrunk matrix may be farther "
+		    "from the true covariance (try --target diag)", t->name, ns,
+		    nc);
+done:
+	free(t->data);
+	t->data = out;
+	free(b.work);
+	free(b.sdiag);
+}
+
+/* ---- streaming ---- */
+
+static void
+pass_tensor(struct ts_reader *r, struct ts_writer *w, struct tensor *hdr,
+    unsigned char **buf, size_t *cap)
+{
+	uint64_t rb = ts_reader_row_bytes(r), rows, need, declared;
+	int64_t n;
+	int rc;
+
+	if ((rc = ts_write_begin(w, hdr)) != 0)
+		cli_wdie(w, rc);
+	rows = rb ? ROWBUF / rb : ROWBUF;
+	if (rows == 0)
+		rows = 1;
+	/* No more rows than declared: a valid tensor of no rows may have
+	 * rows too large to allocate. */
+	declared = hdr->ndim == 0 ? 1 : hdr->dims[0];
+	need = rows > declared ? declared * rb : rows * rb;
+	if (need > TS_MAX_BYTES)
+		cli_die(EX_DATAERR, "tensor '%s': a row of %llu bytes exceeds "
+		    "the in-memory limit", hdr->name, (unsigned long long)rb);
+	if (need == 0)
+		need = 1;
+	if (need > *cap) {
+		*cap = (size_t)need;
+		free(*buf);
+		*buf = cli_malloc(*cap);
+	}
+	while ((n = ts_read_rows(r, *buf, rows)) > 0)
+		if ((rc = ts_write_rows(w, *buf, (uint64_t)n)) != 0)
+			cli_wdie(w, rc);
+	if (n < 0)
+		cli_rdie(r, (int)n);
+	if ((rc = ts_write_end(w)) != 0)
+		cli_wdie(w, rc);
+}
+
+/* The input's subspace/<i> must equal the target's, when it has one. */
+static void
+check_subspaces(const struct seen *s, const struct target *tg)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const struct tensor *a = &s->t[i], *b = target_find(tg, a->name);
+		uint64_t bytes;
+
+		if (b == NULL)
+			continue;
+		if (b->dtype != a->dtype || b->ndim != a->ndim ||
+		    memcmp(b->dims, a->dims, sizeof a->dims) != 0 ||
+		    tensor_bytes(a, &bytes) != 0 ||
+		    memcmp(a->data, b->data, (size_t)bytes) != 0)
+			cli_die(EX_DATAERR, "%s: '%s' differs from the input's: "
+			    "the target covariances are for other features",
+			    tg->label, a->name);
+	}
+}
+
+static void
+parse_target(struct opts *o, const char *arg)
+{
+	o->target_set = 1;
+	if (strcmp(arg, "identity") == 0)
+		o->target = T_IDENTITY;
+	else if (strcmp(arg, "diag") == 0)
+		o->target = T_DIAG;
+	else if (*arg == '\0')
+		cli_usage_error("invalid --target '': expected identity, diag "
+		    "or a file");
+	else {
+		o->target = T_FILE;
+		o->target_file = arg;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o = { .method = M_SHRINK, .target = T_IDENTITY,
+	    .tol = DEFAULT_TOL };
+	struct target tg = { 0 };
+	struct seen sub = { 0 };
+	struct ts_meta meta = { 0 }, prov = { 0 };
+	struct ts_reader *r;
+	struct ts_writer *w;
+	struct tensor hdr;
+	unsigned char *buf = NULL;
+	size_t cap = 0, ncov = 0;
+	const char *label;
+	FILE *in;
+	int ch, rc, nin = 0;
+
+	cli_init("psdshrink", argc, argv);
+	while ((ch = getopt_long(argc, argv, "fho:qVv", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'f':
+			o.force = 1;
+			break;
+		case 'h':
+			usage(0);
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'q':
+			o.quiet = 1;
+			break;
+		case 'V':
+			cli_version();
+		case 'v':
+			o.verbose = 1;
+			break;
+		case OPT_FLOOR:
+			o.floor = cli_double("--floor", optarg, 0, DBL_MAX);
+			o.floor_set = 1;
+			break;
+		case OPT_LEVEL:
+			o.level = cli_level_arg(optarg);
+			break;
+		case OPT_METHOD:
+			o.method = cli_choice("--method", optarg, methods);
+			break;
+		case OPT_TARGET:
+			parse_target(&o, optarg);
+			break;
+		case OPT_TOL:
+			o.tol = cli_double("--tol", optarg, MIN_TOL, 0.5);
+			o.tol_set = 1;
+			break;
+		default:
+			usage(EX_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc > 1)
+		cli_usage_error("at most one input file");
+	cli_set_quiet(o.quiet);
+	if (o.floor_set && o.method != M_EIGCLIP)
+		cli_usage_error("--floor applies to --method eigclip only");
+	if ((o.tol_set || o.target_set) && o.method != M_SHRINK)
+		cli_usage_error("--%s applies to --method shrink only",
+		    o.tol_set ? "tol" : "target");
+
+	in = cli_open_in(argc ? argv[0] : NULL, &label);
+	if (o.target == T_FILE && strcmp(o.target_file, "-") == 0 &&
+	    strcmp(label, "<stdin>") == 0)
+		cli_usage_error("the input and --target cannot both be stdin");
+	w = cli_writer(cli_out_open(o.output, o.force), o.level);
+	/* The target is read first, whole: it is as small as the input's
+	 * covariances, which arrive one by one. */
+	if (o.target == T_FILE) {
+		target_read(&tg, o.target_file);
+		cli_prov_input(&prov, nin++, tg.label, tg.digest);
+	}
+	r = cli_reader(in, label);
+	while ((rc = ts_read_next(r, &hdr)) == 1) {
+		if (is_cov(hdr.name) || (o.target == T_FILE &&
+		    is_subspace(hdr.name))) {
+			if ((rc = ts_read_data(r, &hdr)) != 0)
+				cli_rdie(r, rc);
+			if (is_cov(hdr.name)) {
+				process(&hdr, &o, &tg, label);
+				ncov++;
+			}
+			if ((rc = ts_write_tensor(w, &hdr)) != 0)
+				cli_wdie(w, rc);
+			if (is_subspace(hdr.name)) {
+				sub.t = cli_reallocarray(sub.t, sub.n + 1,
+				    sizeof *sub.t);
+				sub.t[sub.n++] = hdr;
+				continue;
+			}
+		} else {
+			pass_tensor(r, w, &hdr, &buf, &cap);
+		}
+		tensor_free(&hdr);
+	}
+	if (rc < 0)
+		cli_rdie(r, rc);
+	if (ncov == 0)
+		cli_die(EX_DATAERR, "%s: no cov/<i> tensor (expected a covest "
+		    "stream)", label);
+	if (o.target == T_FILE)
+		check_subspaces(&sub, &tg);
+	/* No release: the ledger is copied as it is (post-processing). */
+	cli_inherit(&meta, ts_reader_meta(r), label);
+	if (o.target == T_FILE)
+		cli_inherit(&meta, &tg.meta, tg.label);
+	cli_prov(&meta);
+	cli_prov_input(&prov, nin, label, ts_reader_digest(r));
+	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	if ((rc = ts_write_meta(w, &meta)) != 0 ||
+	    (rc = ts_writer_finish(w)) != 0)
+		cli_wdie(w, rc);
+	ts_writer_close(w);
+	ts_reader_close(r);
+	cli_close_in(in);
+	cli_out_commit();
+	for (size_t i = 0; i < tg.n; i++)
+		tensor_free(&tg.t[i]);
+	free(tg.t);
+	ts_meta_free(&tg.meta);
+	for (size_t i = 0; i < sub.n; i++)
+		tensor_free(&sub.t[i]);
+	free(sub.t);
+	ts_meta_free(&meta);
+	ts_meta_free(&prov);
+	free(buf);
+	return 0;
+}

@@ -1,0 +1,1669 @@
+/* rdp-account: privacy accounting: epsilon of DP mechanisms and their
+ * composition under Renyi DP, inverse queries, and privacy ledger totals. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "ledger.h"
+#include "rdp.h"
+#include "tensor.h"
+#include "tstream.h"
+
+#define MAX_CLASSES (1u << 20)		/* classes in one vote histogram */
+#define MAX_REPEAT 100000000ull		/* --repeat (benchmarks) */
+#define ID_SHOWN 8			/* hex digits of a release id in text */
+
+/* The note every data-dependent PATE result carries. */
+#define DD_NOTE "data-dependent bound: not differentially private unless " \
+	"released with smooth sensitivity (Papernot et al. 2018, section 4.3)"
+
+enum fmt { F_TEXT, F_TSV, F_JSON };
+enum kind { K_SGM, K_GAUSSIAN, K_LAPLACE, K_LNMAX, K_GNMAX };
+enum solve { S_NONE, S_SIGMA, S_STEPS, S_Q };
+
+/* Event options, as bits: which event accepts which option. */
+enum {
+	B_Q = 1 << 0, B_SIGMA = 1 << 1, B_STEPS = 1 << 2, B_EPS = 1 << 3,
+	B_SOLVE = 1 << 4, B_SENS = 1 << 5, B_COUNT = 1 << 6, B_SCALE = 1 << 7,
+	B_GAMMA = 1 << 8, B_QUERIES = 1 << 9, B_COUNTS = 1 << 10,
+	B_DDEP = 1 << 11, B_ANALYTIC = 1 << 12
+};
+
+/* getopt values of the long-only options. */
+enum {
+	L_ALLOW_SEEDED = 256, L_ANALYTIC, L_BUDGET, L_CONVERSION, L_COUNT,
+	L_COUNTS, L_DDEP, L_FORMAT, L_GAMMA, L_ORDERS, L_Q, L_QUERIES,
+	L_REPEAT, L_SCALE, L_SENS, L_SIGMA, L_SOLVE, L_STEPS
+};
+
+static const struct option longopts[] = {
+	{ "allow-seeded", no_argument, NULL, L_ALLOW_SEEDED },
+	{ "analytic", no_argument, NULL, L_ANALYTIC },
+	{ "budget", required_argument, NULL, L_BUDGET },
+	{ "conversion", required_argument, NULL, L_CONVERSION },
+	{ "count", required_argument, NULL, L_COUNT },
+	{ "counts", required_argument, NULL, L_COUNTS },
+	{ "data-dependent", no_argument, NULL, L_DDEP },
+	{ "delta", required_argument, NULL, 'd' },
+	{ "epsilon", required_argument, NULL, 'e' },
+	{ "format", required_argument, NULL, L_FORMAT },
+	{ "gamma", required_argument, NULL, L_GAMMA },
+	{ "help", no_argument, NULL, 'h' },
+	{ "orders", required_argument, NULL, L_ORDERS },
+	{ "q", required_argument, NULL, L_Q },
+	{ "queries", required_argument, NULL, L_QUERIES },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "repeat", required_argument, NULL, L_REPEAT },
+	{ "scale", required_argument, NULL, L_SCALE },
+	{ "sensitivity", required_argument, NULL, L_SENS },
+	{ "sigma", required_argument, NULL, L_SIGMA },
+	{ "solve", required_argument, NULL, L_SOLVE },
+	{ "steps", required_argument, NULL, L_STEPS },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* Event option: getopt value, bit and spelling. */
+static const struct {
+	int ch;
+	unsigned bit;
+	const char *name;
+} evopts[] = {
+	{ L_Q, B_Q, "--q" }, { L_SIGMA, B_SIGMA, "--sigma" },
+	{ L_STEPS, B_STEPS, "--steps" }, { 'e', B_EPS, "--epsilon" },
+	{ L_SOLVE, B_SOLVE, "--solve" }, { L_SENS, B_SENS, "--sensitivity" },
+	{ L_COUNT, B_COUNT, "--count" }, { L_SCALE, B_SCALE, "--scale" },
+	{ L_GAMMA, B_GAMMA, "--gamma" }, { L_QUERIES, B_QUERIES, "--queries" },
+	{ L_COUNTS, B_COUNTS, "--counts" },
+	{ L_DDEP, B_DDEP, "--data-dependent" },
+	{ L_ANALYTIC, B_ANALYTIC, "--analytic" },
+};
+
+static const struct {
+	const char *name;
+	unsigned allowed;
+} kinds[] = {
+	[K_SGM] = { "sgm", B_Q | B_SIGMA | B_STEPS | B_EPS | B_SOLVE },
+	[K_GAUSSIAN] = { "gaussian", B_SIGMA | B_SENS | B_COUNT | B_EPS |
+	    B_SOLVE | B_ANALYTIC },
+	[K_LAPLACE] = { "laplace", B_SCALE | B_SENS | B_COUNT },
+	[K_LNMAX] = { "pate-lnmax", B_GAMMA | B_QUERIES | B_COUNTS | B_DDEP },
+	[K_GNMAX] = { "pate-gnmax", B_SIGMA | B_QUERIES | B_COUNTS | B_DDEP },
+};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+
+static const char *const formats[] = { "text", "tsv", "json", NULL };
+static const char *const conversions[] = { "improved", "classic", NULL };
+static const char *const solves[] = { "sigma", "steps", "q", NULL };
+
+struct event {
+	int kind;
+	unsigned given;			/* B_* bits of the options given */
+	double q, sigma, sens, scale, gamma, target;
+	uint64_t steps, count, queries;
+	int solve, data_dependent, analytic;
+	const char *counts_path;
+	double *votes;			/* the histograms, one after another */
+	size_t *qoff;			/* query i: votes[qoff[i] .. qoff[i+1]) */
+	/* results */
+	struct rdp_acct *acct;		/* this event's RDP curve */
+	double eps, order;
+};
+
+struct opts {
+	int ledger, format, conv, quiet, verbose, allow_seeded;
+	int have_delta, have_budget;
+	double delta, budget;
+	const char *orders_arg;
+	uint64_t repeat;
+	struct event *ev;
+	size_t nev;
+	const char **files;
+	size_t nfiles;
+};
+
+/* What a computation over the events gives. */
+struct result {
+	double *orders;
+	size_t norders;
+	const char *orders_name;
+	struct rdp_acct *total;
+	double eps, order;
+	double eps_analytic;		/* NAN unless every event is Gaussian */
+	double eps_pure;		/* NAN unless every event is pure DP */
+	int data_dependent;
+};
+
+static void usage(int) __attribute__((noreturn));
+
+static void
+usage(int status)
+{
+	FILE *fp = status ? stderr : stdout;
+
+	fputs(
+"usage: rdp-account [-qv] [--conversion improved|classic] --delta d\n"
+"           [--format text|tsv|json] [--orders list] event [+ event ...]\n"
+"       rdp-account ledger [-qv] [--allow-seeded] [--budget eps]\n"
+"           [--conversion improved|classic] --delta d\n"
+"           [--format text|tsv|json] [file ...]\n", fp);
+	if (status == 0)
+		fputs(
+"\n"
+"events (each one release or a series of them; '+' composes events):\n"
+"  sgm --q q --sigma s --steps n    Poisson-subsampled Gaussian (DP-SGD),\n"
+"                                   sigma the noise multiplier\n"
+"  sgm --epsilon e --solve sigma|steps|q   and the other two parameters\n"
+"  gaussian --sigma s [--sensitivity l2] [--count n]\n"
+"  gaussian --epsilon e --solve sigma [--analytic] [--sensitivity l2]\n"
+"           [--count n]\n"
+"  laplace --scale b [--sensitivity l1] [--count n]\n"
+"  pate-lnmax --gamma g --queries n  PATE noisy max, Laplace scale 1/g\n"
+"  pate-gnmax --sigma s --queries n  PATE noisy max, Gaussian noise s\n"
+"  pate-* --counts file --data-dependent   data-dependent bound (NOT\n"
+"                                   private without smooth sensitivity)\n"
+"\n"
+"options:\n"
+"  -d, --delta d           target delta, 0 < d < 1 (required)\n"
+"  -e, --epsilon e         target epsilon of --solve, > 0\n"
+"  -h, --help              print this help and exit\n"
+"  -q, --quiet             no warnings\n"
+"  -V, --version           print the version and exit\n"
+"  -v, --verbose           events: print the composed RDP curve too;\n"
+"                          ledger: list each dataset's releases\n"
+"  --allow-seeded          ledger --budget: seeded releases do not fail\n"
+"  --analytic              gaussian --solve: exact analytic calibration\n"
+"                          (Balle and Wang 2018) instead of RDP\n"
+"  --budget eps            ledger: exit 1 if a dataset spends more than\n"
+"                          eps or is not private\n"
+"  --conversion c          RDP to (epsilon, delta): improved (default) or\n"
+"                          classic\n"
+"  --count n               gaussian, laplace: releases (default 1)\n"
+"  --counts file           pate-*: vote histograms, one query per line,\n"
+"                          classes comma-separated\n"
+"  --data-dependent        pate-*: bound from --counts (see above)\n"
+"  --format f              text (default), tsv or json\n"
+"  --gamma g               pate-lnmax: inverse Laplace scale per count\n"
+"  --orders list           RDP orders: default, opacus, pate or a comma\n"
+"                          list (default: default)\n"
+"  --q q                   sgm: sampling probability, 0 <= q <= 1\n"
+"  --queries n             pate-*: queries answered\n"
+"  --scale b               laplace: noise scale\n"
+"  --sensitivity s         gaussian: L2, laplace: L1 sensitivity (default 1)\n"
+"  --sigma s               sgm: noise multiplier; gaussian, pate-gnmax:\n"
+"                          noise standard deviation\n"
+"  --solve p               sgm: sigma, steps or q; gaussian: sigma\n"
+"  --steps n               sgm: steps (compositions)\n", fp);
+	exit(status);
+}
+
+/* ---- option values ---- */
+
+/* A finite value > 0 (and <= hi). */
+static double
+positive(const char *opt, const char *arg, double hi)
+{
+	double v = cli_double(opt, arg, 0, hi);
+
+	if (!(v > 0))
+		cli_usage_error("invalid %s '%s': must be greater than 0", opt,
+		    arg);
+	return v;
+}
+
+/* An integer >= 1. */
+static uint64_t
+count_arg(const char *opt, const char *arg)
+{
+	uint64_t v = cli_u64(opt, arg);
+
+	if (v == 0)
+		cli_usage_error("invalid %s '%s': must be at least 1", opt, arg);
+	return v;
+}
+
+static int
+kind_of(const char *name)
+{
+	for (size_t i = 0; i < NKINDS; i++)
+		if (strcmp(name, kinds[i].name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Apply one event option to e. */
+static void
+event_option(struct event *e, int ch, unsigned bit, const char *name,
+    const char *arg)
+{
+	if (!(kinds[e->kind].allowed & bit))
+		cli_usage_error("option %s does not apply to '%s'", name,
+		    kinds[e->kind].name);
+	if (e->given & bit)
+		cli_usage_error("option %s given twice for '%s'", name,
+		    kinds[e->kind].name);
+	e->given |= bit;
+	switch (ch) {
+	case 'e':
+		e->target = positive(name, arg, INFINITY);
+		break;
+	case L_ANALYTIC:
+		e->analytic = 1;
+		break;
+	case L_COUNT:
+		e->count = count_arg(name, arg);
+		break;
+	case L_COUNTS:
+		e->counts_path = arg;
+		break;
+	case L_DDEP:
+		e->data_dependent = 1;
+		break;
+	case L_GAMMA:
+		e->gamma = positive(name, arg, INFINITY);
+		break;
+	case L_Q:
+		e->q = cli_double(name, arg, 0, 1);
+		break;
+	case L_QUERIES:
+		e->queries = count_arg(name, arg);
+		break;
+	case L_SCALE:
+		e->scale = positive(name, arg, INFINITY);
+		break;
+	case L_SENS:
+		e->sens = positive(name, arg, INFINITY);
+		break;
+	case L_SIGMA:
+		e->sigma = positive(name, arg, INFINITY);
+		break;
+	case L_SOLVE:
+		e->solve = S_SIGMA + cli_choice(name, arg, solves);
+		break;
+	case L_STEPS:
+		e->steps = count_arg(name, arg);
+		break;
+	default:
+		cli_die(EX_SOFTWARE, "event option %d not handled", ch);
+	}
+}
+
+/* Check that an event has what it needs (usage errors otherwise). */
+static void
+event_check(const struct event *e, size_t nev)
+{
+	const char *k = kinds[e->kind].name;
+	unsigned g = e->given;
+
+	if (g & (B_EPS | B_SOLVE)) {
+		unsigned need;
+
+		if (!(g & B_EPS) || !(g & B_SOLVE))
+			cli_usage_error("'%s': --epsilon and --solve go "
+			    "together", k);
+		if (nev > 1)
+			cli_usage_error("'%s': --solve works on a single event, "
+			    "not a composition", k);
+		if (e->kind == K_GAUSSIAN && e->solve != S_SIGMA)
+			cli_usage_error("'gaussian': only --solve sigma is "
+			    "supported");
+		need = e->kind == K_GAUSSIAN ? 0 : (B_Q | B_SIGMA | B_STEPS) &
+		    ~(e->solve == S_SIGMA ? B_SIGMA : e->solve == S_STEPS ?
+		    B_STEPS : B_Q);
+		if (e->kind == K_GAUSSIAN && (g & B_SIGMA))
+			cli_usage_error("'gaussian --solve sigma' takes no "
+			    "--sigma");
+		if (e->kind == K_SGM && (g & (B_Q | B_SIGMA | B_STEPS)) != need)
+			cli_usage_error("'sgm --solve %s' needs exactly the "
+			    "other two of --q, --sigma and --steps",
+			    solves[e->solve - S_SIGMA]);
+		return;
+	}
+	if ((g & B_ANALYTIC))
+		cli_usage_error("'%s': --analytic applies to --solve sigma; the "
+		    "analytic epsilon is always printed", k);
+	switch (e->kind) {
+	case K_SGM:
+		if ((g & (B_Q | B_SIGMA | B_STEPS)) != (B_Q | B_SIGMA | B_STEPS))
+			cli_usage_error("'sgm' needs --q, --sigma and --steps");
+		break;
+	case K_GAUSSIAN:
+		if (!(g & B_SIGMA))
+			cli_usage_error("'gaussian' needs --sigma");
+		break;
+	case K_LAPLACE:
+		if (!(g & B_SCALE))
+			cli_usage_error("'laplace' needs --scale");
+		break;
+	default:
+		if (!(g & (e->kind == K_LNMAX ? B_GAMMA : B_SIGMA)))
+			cli_usage_error("'%s' needs %s", k, e->kind == K_LNMAX ?
+			    "--gamma" : "--sigma");
+		if ((g & B_COUNTS) && !(g & B_DDEP))
+			cli_usage_error("'%s': --counts gives a data-dependent "
+			    "bound, which is not private by itself; say "
+			    "--data-dependent to get it anyway", k);
+		if ((g & B_DDEP) && !(g & B_COUNTS))
+			cli_usage_error("'%s': --data-dependent needs --counts",
+			    k);
+		if ((g & B_COUNTS) && (g & B_QUERIES))
+			cli_usage_error("'%s': --queries and --counts exclude "
+			    "each other (the queries are the lines of the file)",
+			    k);
+		if (!(g & (B_COUNTS | B_QUERIES)))
+			cli_usage_error("'%s' needs --queries", k);
+	}
+}
+
+/* ---- order lists ---- */
+
+/* The named grids (rdp-account.1 lists them). */
+static double *
+named_orders(const char *name, size_t *n)
+{
+	double *o;
+	size_t k = 0;
+
+	if (strcmp(name, "default") == 0) {
+		const double *d = rdp_default_orders(n);
+		o = cli_reallocarray(NULL, *n, sizeof *o);
+		memcpy(o, d, *n * sizeof *o);
+		return o;
+	}
+	if (strcmp(name, "opacus") == 0) {
+		/* Opacus RDPAccountant.DEFAULT_ALPHAS: 1.1 .. 10.9, 12 .. 63. */
+		o = cli_reallocarray(NULL, 151, sizeof *o);
+		for (int x = 1; x < 100; x++)
+			o[k++] = 1 + x / 10.0;
+		for (int a = 12; a < 64; a++)
+			o[k++] = a;
+		*n = k;
+		return o;
+	}
+	if (strcmp(name, "pate") == 0) {
+		/* Papernot et al. 2018's analysis: numpy arange(2, 101, .5)
+		 * then logspace(2, log10(500), 100), computed as numpy does
+		 * (10 ** (start + i step), the last point exactly the stop),
+		 * so that results match its published scripts bit for bit. */
+		double start = 2.0, stop = log10(500.0), step = (stop - start) / 99;
+		o = cli_reallocarray(NULL, 198 + 100, sizeof *o);
+		for (int j = 0; 2 + 0.5 * j < 101; j++)
+			o[k++] = 2 + 0.5 * j;
+		for (int i = 0; i < 100; i++)
+			o[k++] = pow(10.0, i == 99 ? stop : i * step + start);
+		*n = k;
+		return o;
+	}
+	return NULL;
+}
+
+static double *
+parse_orders(const char *arg, size_t *n, const char **label)
+{
+	double *o;
+	const char *s = arg, *bad;
+	size_t cap = 1, k = 0;
+
+	*label = arg;
+	if ((o = named_orders(arg, n)) != NULL)
+		return o;
+	*label = "list";
+	for (const char *p = arg; *p; p++)
+		cap += *p == ',';
+	if (cap > RDP_MAX_ORDERS)
+		cli_usage_error("invalid --orders: more than %d orders",
+		    RDP_MAX_ORDERS);
+	o = cli_reallocarray(NULL, cap, sizeof *o);
+	for (;;) {
+		char *end;
+
+		errno = 0;
+		o[k] = strtod(s, &end);
+		if (end == s || (*end != ',' && *end != '\0'))
+			cli_usage_error("invalid --orders '%s': expected default, "
+			    "opacus, pate or a comma-separated list of numbers",
+			    arg);
+		if (errno == ERANGE || !isfinite(o[k]))
+			cli_usage_error("invalid --orders '%s': out of range",
+			    arg);
+		k++;
+		if (*end == '\0')
+			break;
+		s = end + 1;
+	}
+	if ((bad = rdp_check_orders(o, k)) != NULL)
+		cli_usage_error("invalid --orders '%s': %s (orders are > 1 and "
+		    "at most %g)", arg, bad, RDP_MAX_ALPHA);
+	*n = k;
+	return o;
+}
+
+/* ---- vote histograms (--counts) ---- */
+
+static void
+read_counts(struct event *e)
+{
+	const char *label;
+	FILE *fp = cli_open_in(e->counts_path, &label);
+	char *line = NULL;
+	size_t cap = 0, nv = 0, vcap = 0, nq = 0, qcap = 0;
+	ssize_t len;
+	uint64_t lineno = 0;
+
+	e->qoff = cli_reallocarray(NULL, 1, sizeof *e->qoff);
+	e->qoff[0] = 0;
+	while ((len = getline(&line, &cap, fp)) >= 0) {
+		char *s = line, *end;
+		size_t k = 0;
+
+		lineno++;
+		while (len > 0 && (line[len - 1] == '\n' ||
+		    line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (len == 0)
+			cli_die(EX_DATAERR, "%s:%llu: empty line (one vote "
+			    "histogram per line)", label,
+			    (unsigned long long)lineno);
+		for (;;) {
+			double v;
+
+			errno = 0;
+			v = strtod(s, &end);
+			if (end == s)
+				cli_die(EX_DATAERR, "%s:%llu: field %zu is not a "
+				    "number", label, (unsigned long long)lineno,
+				    k + 1);
+			if (errno == ERANGE || !isfinite(v) || v < 0)
+				cli_die(EX_DATAERR, "%s:%llu: field %zu: a vote "
+				    "count must be finite and >= 0", label,
+				    (unsigned long long)lineno, k + 1);
+			while (*end == ' ' || *end == '\t')
+				end++;
+			if (*end != ',' && *end != '\0')
+				cli_die(EX_DATAERR, "%s:%llu: field %zu is not a "
+				    "number", label, (unsigned long long)lineno,
+				    k + 1);
+			if (++k > MAX_CLASSES)
+				cli_die(EX_DATAERR, "%s:%llu: more than %u "
+				    "classes", label, (unsigned long long)lineno,
+				    MAX_CLASSES);
+			if (nv == vcap) {
+				vcap = vcap ? 2 * vcap : 1024;
+				e->votes = cli_reallocarray(e->votes, vcap,
+				    sizeof *e->votes);
+			}
+			e->votes[nv++] = v;
+			if (*end == '\0')
+				break;
+			s = end + 1;
+		}
+		if (k < 2)
+			cli_die(EX_DATAERR, "%s:%llu: a vote histogram needs at "
+			    "least 2 classes", label, (unsigned long long)lineno);
+		if (nq + 2 > qcap) {
+			qcap = qcap ? 2 * qcap : 1024;
+			e->qoff = cli_reallocarray(e->qoff, qcap,
+			    sizeof *e->qoff);
+		}
+		e->qoff[++nq] = nv;
+	}
+	if (ferror(fp))
+		cli_die(EX_IOERR, "%s: read error: %s", label, strerror(errno));
+	free(line);
+	cli_close_in(fp);
+	if (nq == 0)
+		cli_die(EX_DATAERR, "%s: no vote histograms", label);
+	e->queries = nq;
+}
+
+/* ---- computing ---- */
+
+static void
+rdp_check(int rc, const char *what)
+{
+	if (rc == 0)
+		return;
+	cli_die(rc == RDP_E_NOMEM ? EX_OSERR : EX_SOFTWARE, "%s: %s", what,
+	    rdp_strerror(rc));
+}
+
+/* The per-query RDP curve of a PATE event, summed over its queries. */
+static void
+pate_curve(const struct event *e, const double *orders, size_t n,
+    double *curve)
+{
+	int lap = e->kind == K_LNMAX;
+
+	for (size_t j = 0; j < n; j++)
+		curve[j] = 0;
+	if (!e->data_dependent) {
+		for (size_t j = 0; j < n; j++)
+			curve[j] = lap ? rdp_pate_lnmax(orders[j], 1 / e->gamma) :
+			    rdp_pate_gnmax(orders[j], e->sigma);
+		return;
+	}
+	for (uint64_t i = 0; i < e->queries; i++) {
+		const double *c = e->votes + e->qoff[i];
+		size_t k = e->qoff[i + 1] - e->qoff[i];
+		/* Papernot et al. 2018: Prop. 7 (LNMax, Laplace scale
+		 * 1/gamma, pure 2 gamma-DP) with Prop. 8, and Thm. 6 with
+		 * Prop. 10 (GNMax). */
+		double lq = lap ? rdp_pate_logq_laplace(c, k, 1 / e->gamma) :
+		    rdp_pate_logq_gaussian(c, k, e->sigma);
+
+		for (size_t j = 0; j < n; j++)
+			curve[j] += lap ? rdp_pate_pure_dep(orders[j], lq,
+			    2 * e->gamma) :
+			    rdp_pate_gnmax_dep(orders[j], lq, e->sigma);
+	}
+}
+
+/* One event's own RDP curve and epsilon. */
+static void
+eval_event(struct event *e, const struct result *res, double delta, int conv,
+    double *tmp)
+{
+	int rc = 0;
+
+	rdp_acct_free(e->acct);
+	if ((e->acct = rdp_acct_new(res->orders, res->norders)) == NULL)
+		cli_die(EX_OSERR, "out of memory");
+	switch (e->kind) {
+	case K_SGM:
+		rc = rdp_acct_add_sgm(e->acct, e->q, e->sigma, e->steps);
+		break;
+	case K_GAUSSIAN:
+		rc = rdp_acct_add_gaussian(e->acct, e->sigma / e->sens,
+		    (double)e->count);
+		break;
+	case K_LAPLACE:
+		rc = rdp_acct_add_laplace(e->acct, e->scale / e->sens,
+		    (double)e->count);
+		break;
+	default:
+		pate_curve(e, res->orders, res->norders, tmp);
+		rc = rdp_acct_add_curve(e->acct, tmp, e->data_dependent ? 1 :
+		    (double)e->queries);
+	}
+	rdp_check(rc, kinds[e->kind].name);
+	rdp_check(rdp_acct_epsilon(e->acct, delta, conv, &e->eps, &e->order),
+	    "epsilon");
+}
+
+/* Solve a single event for its --solve parameter; exit 1 when no value in
+ * the searched range reaches the target. */
+static void
+solve_event(struct event *e, const struct result *res, double delta, int conv)
+{
+	const double *o = res->orders;
+	size_t n = res->norders;
+	int rc;
+
+	if (e->kind == K_GAUSSIAN) {
+		double s;
+		/* count releases with noise multiplier s are one release with
+		 * s / sqrt(count) (Gaussian DP composes exactly: Dong, Roth
+		 * and Su 2022, Cor. 3.3), and RDP is exact for Gaussians, so
+		 * the RDP calibration is the SGM one with q = 1. */
+		if (e->analytic)
+			rc = rdp_agm_sigma(e->target, delta, &s);
+		else
+			rc = rdp_sgm_solve_sigma(1, e->count, delta, e->target,
+			    o, n, conv, &s);
+		if (rc == RDP_E_NOROOT)
+			cli_die(1, "no noise standard deviation in the searched "
+			    "range gives epsilon %g", e->target);
+		rdp_check(rc, "gaussian --solve sigma");
+		if (e->analytic)
+			s *= sqrt((double)e->count);
+		e->sigma = s * e->sens;
+		return;
+	}
+	switch (e->solve) {
+	case S_SIGMA:
+		rc = rdp_sgm_solve_sigma(e->q, e->steps, delta, e->target, o, n,
+		    conv, &e->sigma);
+		if (rc == RDP_E_NOROOT)
+			cli_die(1, "no noise multiplier up to 1e6 gives epsilon "
+			    "%g", e->target);
+		break;
+	case S_STEPS:
+		rc = rdp_sgm_solve_steps(e->q, e->sigma, delta, e->target, o, n,
+		    conv, &e->steps);
+		break;
+	default:
+		rc = rdp_sgm_solve_q(e->sigma, e->steps, delta, e->target, o, n,
+		    conv, &e->q);
+		if (rc == RDP_E_NOROOT)
+			cli_die(1, "no sampling probability down to 1e-12 gives "
+			    "epsilon %g", e->target);
+	}
+	rdp_check(rc, "sgm --solve");
+}
+
+static void
+compute(struct opts *o, struct result *res, double *tmp)
+{
+	double mu2 = 0, pure = 0;
+	int all_gauss = 1, all_pure = 1;
+
+	rdp_acct_free(res->total);
+	if ((res->total = rdp_acct_new(res->orders, res->norders)) == NULL)
+		cli_die(EX_OSERR, "out of memory");
+	res->data_dependent = 0;
+	for (size_t i = 0; i < o->nev; i++) {
+		struct event *e = &o->ev[i];
+
+		if (e->solve != S_NONE)
+			solve_event(e, res, o->delta, o->conv);
+		eval_event(e, res, o->delta, o->conv, tmp);
+		rdp_check(rdp_acct_add_curve(res->total, rdp_acct_curve(e->acct),
+		    1), "composition");
+		res->data_dependent |= e->data_dependent;
+		if (e->kind == K_GAUSSIAN)
+			mu2 += (double)e->count * (e->sens / e->sigma) *
+			    (e->sens / e->sigma);
+		else
+			all_gauss = 0;
+		if (e->kind == K_LAPLACE)
+			pure += (double)e->count * e->sens / e->scale;
+		else if (e->kind == K_LNMAX && !e->data_dependent)
+			pure += (double)e->queries * 2 * e->gamma;
+		else
+			all_pure = 0;
+	}
+	rdp_check(rdp_acct_epsilon(res->total, o->delta, o->conv, &res->eps,
+	    &res->order), "epsilon");
+	res->eps_analytic = NAN;
+	if (all_gauss) {
+		/* Gaussian releases compose exactly into one with noise
+		 * multiplier 1 / sqrt(sum count (sens / sigma)^2) (Gaussian
+		 * DP), whose exact epsilon is Balle and Wang's. */
+		int rc = rdp_agm_epsilon(1 / sqrt(mu2), o->delta,
+		    &res->eps_analytic);
+		if (rc == RDP_E_NOROOT)
+			res->eps_analytic = INFINITY;
+		else
+			rdp_check(rc, "analytic Gaussian epsilon");
+	}
+	res->eps_pure = all_pure ? pure : NAN;
+}
+
+/* ---- output helpers ---- */
+
+/* A number: %.17g, inf as "inf" (tsv) or null (json). */
+static void
+num(int fmt, double v)
+{
+	if (isfinite(v))
+		printf("%.17g", v);
+	else if (fmt == F_JSON)
+		fputs("null", stdout);
+	else
+		fputs(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf", stdout);
+}
+
+/* A string as a JSON string literal. */
+static void
+jstr(const char *s)
+{
+	putchar('"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p < 0x20)
+			printf("\\u%04x", *p);
+		else
+			putchar(*p);
+	}
+	putchar('"');
+}
+
+/* A string in a tsv field or text: tabs, newlines and backslashes
+ * escaped, so one record stays one line. */
+static void
+tstr(const char *s)
+{
+	for (const char *p = s; *p; p++) {
+		if (*p == '\t')
+			fputs("\\t", stdout);
+		else if (*p == '\n')
+			fputs("\\n", stdout);
+		else if (*p == '\r')
+			fputs("\\r", stdout);
+		else if (*p == '\\')
+			fputs("\\\\", stdout);
+		else
+			putchar(*p);
+	}
+}
+
+/* A JSON member separator and key. */
+static void
+jkey(int *first, const char *key)
+{
+	printf("%s\"%s\":", *first ? "" : ",", key);
+	*first = 0;
+}
+
+static void
+jnum(int *first, const char *key, double v)
+{
+	jkey(first, key);
+	num(F_JSON, v);
+}
+
+static const char *
+conv_name(int conv)
+{
+	return conversions[conv];
+}
+
+/* ---- event output ---- */
+
+/* The parameters of an event, for every format. */
+struct param {
+	const char *key;
+	double v;
+	int integer;			/* then the value is u */
+	uint64_t u;
+};
+
+static size_t
+event_params(const struct event *e, struct param *p)
+{
+	size_t n = 0;
+
+	switch (e->kind) {
+	case K_SGM:
+		p[n++] = (struct param){ "q", e->q, 0, 0 };
+		p[n++] = (struct param){ "sigma", e->sigma, 0, 0 };
+		p[n++] = (struct param){ "steps", 0, 1, e->steps };
+		break;
+	case K_GAUSSIAN:
+		p[n++] = (struct param){ "sigma", e->sigma, 0, 0 };
+		p[n++] = (struct param){ "sensitivity", e->sens, 0, 0 };
+		p[n++] = (struct param){ "count", 0, 1, e->count };
+		break;
+	case K_LAPLACE:
+		p[n++] = (struct param){ "scale", e->scale, 0, 0 };
+		p[n++] = (struct param){ "sensitivity", e->sens, 0, 0 };
+		p[n++] = (struct param){ "count", 0, 1, e->count };
+		break;
+	case K_LNMAX:
+		p[n++] = (struct param){ "gamma", e->gamma, 0, 0 };
+		p[n++] = (struct param){ "queries", 0, 1, e->queries };
+		break;
+	default:
+		p[n++] = (struct param){ "sigma", e->sigma, 0, 0 };
+		p[n++] = (struct param){ "queries", 0, 1, e->queries };
+	}
+	return n;
+}
+
+/* An integer parameter; solved steps may be UINT64_MAX: unbounded. */
+static void
+pint(const struct param *p, int fmt)
+{
+	if (p->u == UINT64_MAX && strcmp(p->key, "steps") == 0) {
+		if (fmt == F_TEXT)
+			fputs("unbounded", stdout);
+		else
+			num(fmt, INFINITY);
+	} else {
+		printf("%llu", (unsigned long long)p->u);
+	}
+}
+
+static void
+text_events(const struct opts *o, const struct result *res)
+{
+	struct param p[4];
+
+	for (size_t i = 0; i < o->nev; i++) {
+		const struct event *e = &o->ev[i];
+		size_t n = event_params(e, p);
+
+		if (o->nev > 1)
+			printf("event %zu: ", i + 1);
+		printf("%s", kinds[e->kind].name);
+		for (size_t k = 0; k < n; k++) {
+			printf("%s %s ", k ? "," : "", p[k].key);
+			if (p[k].integer)
+				pint(&p[k], F_TEXT);
+			else
+				printf("%.6g", p[k].v);
+		}
+		if (e->data_dependent)
+			printf(", data-dependent (%s)", e->counts_path);
+		if (o->nev > 1)
+			printf(": epsilon %.6g alone (order %g)", e->eps,
+			    e->order);
+		putchar('\n');
+		if (e->solve != S_NONE) {
+			struct param ps = { "steps", 0, 1, e->steps };
+
+			printf("solved: %s ", solves[e->solve - S_SIGMA]);
+			if (e->solve == S_STEPS)
+				pint(&ps, F_TEXT);
+			else
+				printf("%.10g", e->solve == S_SIGMA ? e->sigma :
+				    e->q);
+			printf(" is the %s value with epsilon <= %g at delta "
+			    "%g (%s)\n", e->solve == S_SIGMA ? "smallest" :
+			    "largest", e->target, o->delta, e->analytic ?
+			    "analytic Gaussian calibration" : "RDP");
+		}
+	}
+	printf("epsilon %.6g at delta %g (RDP, order %g, %s conversion)\n",
+	    res->eps, o->delta, res->order, conv_name(o->conv));
+	if (!isnan(res->eps_analytic))
+		printf("epsilon %.6g at delta %g (analytic Gaussian mechanism, "
+		    "exact: Balle and Wang 2018)\n", res->eps_analytic, o->delta);
+	if (!isnan(res->eps_pure))
+		printf("epsilon %.6g at delta 0 (pure DP, basic composition)\n",
+		    res->eps_pure);
+	if (res->data_dependent)
+		printf("%s\n", DD_NOTE);
+	if (o->verbose) {
+		const double *c = rdp_acct_curve(res->total);
+		printf("order\trdp\n");
+		for (size_t j = 0; j < res->norders; j++)
+			printf("%g\t%.6g\n", res->orders[j], c[j]);
+	}
+}
+
+static void
+tsv_events(const struct opts *o, const struct result *res)
+{
+	struct param p[4];
+
+	printf("delta\t");
+	num(F_TSV, o->delta);
+	printf("\nconversion\t%s\norders\t%s\nevents\t%zu\n",
+	    conv_name(o->conv), res->orders_name, o->nev);
+	for (size_t i = 0; i < o->nev; i++) {
+		const struct event *e = &o->ev[i];
+		size_t n = event_params(e, p);
+
+		printf("event.%zu.mechanism\t%s\n", i + 1, kinds[e->kind].name);
+		for (size_t k = 0; k < n; k++) {
+			printf("event.%zu.%s\t", i + 1, p[k].key);
+			if (p[k].integer)
+				pint(&p[k], F_TSV);
+			else
+				num(F_TSV, p[k].v);
+			putchar('\n');
+		}
+		if (e->data_dependent) {
+			printf("event.%zu.counts\t", i + 1);
+			tstr(e->counts_path);
+			putchar('\n');
+		}
+		printf("event.%zu.epsilon\t", i + 1);
+		num(F_TSV, e->eps);
+		printf("\nevent.%zu.order\t", i + 1);
+		num(F_TSV, e->order);
+		putchar('\n');
+		if (e->solve != S_NONE) {
+			printf("solve\t%s\ntarget_epsilon\t",
+			    solves[e->solve - S_SIGMA]);
+			num(F_TSV, e->target);
+			printf("\n%s\t", solves[e->solve - S_SIGMA]);
+			if (e->solve == S_STEPS)
+				pint(&p[2], F_TSV);
+			else
+				num(F_TSV, e->solve == S_SIGMA ? e->sigma : e->q);
+			putchar('\n');
+		}
+	}
+	printf("epsilon\t");
+	num(F_TSV, res->eps);
+	printf("\norder\t");
+	num(F_TSV, res->order);
+	putchar('\n');
+	if (!isnan(res->eps_analytic)) {
+		printf("epsilon_analytic\t");
+		num(F_TSV, res->eps_analytic);
+		putchar('\n');
+	}
+	if (!isnan(res->eps_pure)) {
+		printf("epsilon_pure\t");
+		num(F_TSV, res->eps_pure);
+		putchar('\n');
+	}
+	if (res->data_dependent)
+		printf("data_dependent\ttrue\nnote\t%s\n", DD_NOTE);
+	if (o->verbose) {
+		const double *c = rdp_acct_curve(res->total);
+		for (size_t j = 0; j < res->norders; j++) {
+			printf("rdp\t");
+			num(F_TSV, res->orders[j]);
+			putchar('\t');
+			num(F_TSV, c[j]);
+			putchar('\n');
+		}
+	}
+}
+
+static void
+json_events(const struct opts *o, const struct result *res)
+{
+	struct param p[4];
+	int first = 1;
+
+	putchar('{');
+	jnum(&first, "delta", o->delta);
+	jkey(&first, "conversion");
+	jstr(conv_name(o->conv));
+	jkey(&first, "orders");
+	jstr(res->orders_name);
+	jkey(&first, "events");
+	putchar('[');
+	for (size_t i = 0; i < o->nev; i++) {
+		const struct event *e = &o->ev[i];
+		size_t n = event_params(e, p);
+		int f2 = 1;
+
+		printf("%s{", i ? "," : "");
+		jkey(&f2, "mechanism");
+		jstr(kinds[e->kind].name);
+		for (size_t k = 0; k < n; k++) {
+			jkey(&f2, p[k].key);
+			if (p[k].integer)
+				pint(&p[k], F_JSON);
+			else
+				num(F_JSON, p[k].v);
+		}
+		if (e->data_dependent) {
+			jkey(&f2, "counts");
+			jstr(e->counts_path);
+		}
+		jnum(&f2, "epsilon", e->eps);
+		jnum(&f2, "order", e->order);
+		putchar('}');
+	}
+	putchar(']');
+	for (size_t i = 0; i < o->nev; i++) {
+		const struct event *e = &o->ev[i];
+		if (e->solve == S_NONE)
+			continue;
+		jkey(&first, "solve");
+		jstr(solves[e->solve - S_SIGMA]);
+		jnum(&first, "target_epsilon", e->target);
+		jkey(&first, solves[e->solve - S_SIGMA]);
+		if (e->solve == S_STEPS) {
+			struct param ps = { "steps", 0, 1, e->steps };
+			pint(&ps, F_JSON);
+		} else {
+			num(F_JSON, e->solve == S_SIGMA ? e->sigma : e->q);
+		}
+	}
+	jnum(&first, "epsilon", res->eps);
+	jnum(&first, "order", res->order);
+	if (!isnan(res->eps_analytic))
+		jnum(&first, "epsilon_analytic", res->eps_analytic);
+	if (!isnan(res->eps_pure))
+		jnum(&first, "epsilon_pure", res->eps_pure);
+	if (res->data_dependent) {
+		jkey(&first, "data_dependent");
+		fputs("true", stdout);
+		jkey(&first, "note");
+		jstr(DD_NOTE);
+	}
+	if (o->verbose) {
+		const double *c = rdp_acct_curve(res->total);
+		int f2 = 1;
+
+		jkey(&first, "curve");
+		putchar('{');
+		jkey(&f2, "orders");
+		putchar('[');
+		for (size_t j = 0; j < res->norders; j++) {
+			printf("%s", j ? "," : "");
+			num(F_JSON, res->orders[j]);
+		}
+		fputs("],", stdout);
+		f2 = 1;
+		jkey(&f2, "rdp");
+		putchar('[');
+		for (size_t j = 0; j < res->norders; j++) {
+			printf("%s", j ? "," : "");
+			num(F_JSON, c[j]);
+		}
+		fputs("]}", stdout);
+	}
+	fputs("}\n", stdout);
+}
+
+static double
+cpu_seconds(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+		return NAN;
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int
+run_events(struct opts *o)
+{
+	struct result res = { 0 };
+	double *tmp, t0;
+
+	res.orders = parse_orders(o->orders_arg ? o->orders_arg : "default",
+	    &res.norders, &res.orders_name);
+	for (size_t i = 0; i < o->nev; i++)
+		if (o->ev[i].counts_path != NULL)
+			read_counts(&o->ev[i]);
+	tmp = cli_reallocarray(NULL, res.norders, sizeof *tmp);
+	t0 = cpu_seconds();
+	for (uint64_t r = 0; r < o->repeat; r++)
+		compute(o, &res, tmp);
+	if (o->repeat > 1)
+		fprintf(stderr, "%s: %llu computations: %.6f ms CPU each\n",
+		    cli_prog(), (unsigned long long)o->repeat,
+		    (cpu_seconds() - t0) * 1e3 / (double)o->repeat);
+	if (res.data_dependent)
+		cli_warn("%s", DD_NOTE);
+	if (o->format == F_TEXT)
+		text_events(o, &res);
+	else if (o->format == F_TSV)
+		tsv_events(o, &res);
+	else
+		json_events(o, &res);
+	for (size_t i = 0; i < o->nev; i++) {
+		rdp_acct_free(o->ev[i].acct);
+		free(o->ev[i].votes);
+		free(o->ev[i].qoff);
+	}
+	rdp_acct_free(res.total);
+	free(res.orders);
+	free(tmp);
+	cli_out_commit();
+	return 0;
+}
+
+/* ---- the ledger ---- */
+
+enum verdict { V_PRIVATE, V_DATA_DEP, V_OVER_BUDGET, V_NO_EPSILON,
+	V_NOT_PRIVATE };
+static const char *const verdict_names[] = {
+	"private", "data_dependent", "over_budget", "no_epsilon", "not_private"
+};
+
+struct dsreport {
+	const char *name;
+	struct ledger_total t;
+	int ok;				/* ledger_total succeeded */
+	char why[600];			/* the reasons, for people */
+	int verdict;
+	int fails;			/* fails --budget */
+};
+
+static void
+why_add(struct dsreport *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+why_add(struct dsreport *d, const char *fmt, ...)
+{
+	size_t len = strlen(d->why);
+	va_list ap;
+
+	if (len + 3 >= sizeof d->why)
+		return;
+	if (len > 0) {
+		memcpy(d->why + len, "; ", 3);
+		len += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(d->why + len, sizeof d->why - len, fmt, ap);
+	va_end(ap);
+}
+
+static void
+judge(const struct opts *o, const struct ledger *l, struct dsreport *d)
+{
+	char err[400];
+	const struct ledger_total *t = &d->t;
+
+	d->ok = ledger_total(l, d->name, o->delta, o->conv, &d->t, err,
+	    sizeof err) == 0;
+	d->verdict = V_PRIVATE;
+	if (!d->ok) {
+		/* ledger_total left t partly filled; count the flags again so
+		 * the report still shows them. */
+		memset(&d->t, 0, sizeof d->t);
+		for (size_t i = 0; i < l->nraw; i++)
+			if (strcmp(l->raw[i].dataset, d->name) == 0)
+				d->t.raw = l->raw[i].kind;
+		for (size_t i = 0; i < l->n; i++) {
+			const struct ledger_entry *e = &l->e[i];
+			if (strcmp(e->dataset, d->name) != 0)
+				continue;
+			d->t.releases++;
+			d->t.seeded |= e->seeded;
+			d->t.data_dependent |= e->data_dependent;
+			if (d->t.relation && d->t.relation != e->relation)
+				d->t.mixed = 1;
+			d->t.relation = e->relation;
+		}
+		d->t.epsilon = INFINITY;
+	}
+	if (t->raw) {
+		why_add(d, "NOT private: derived from the raw records without "
+		    "privacy (dp.raw.%s = %s)", d->name,
+		    t->raw == LEDGER_AGGREGATE ? "aggregate" : "row-local");
+		d->verdict = V_NOT_PRIVATE;
+		d->fails = 1;
+	}
+	if (t->seeded) {
+		why_add(d, "NOT private: a release used --seed (its noise is "
+		    "reproducible)");
+		d->verdict = V_NOT_PRIVATE;
+		if (!o->allow_seeded)
+			d->fails = 1;
+	}
+	if (t->mixed) {
+		why_add(d, "no epsilon: releases mix add_remove and "
+		    "replace_one neighbours");
+		if (d->verdict < V_NO_EPSILON)
+			d->verdict = V_NO_EPSILON;
+		d->fails = 1;
+	} else if (!d->ok) {
+		why_add(d, "no epsilon: %s", err);
+		if (d->verdict < V_NO_EPSILON)
+			d->verdict = V_NO_EPSILON;
+		d->fails = 1;
+	}
+	if (o->have_budget && d->ok && !t->mixed && !(t->epsilon <= o->budget)) {
+		why_add(d, "over budget: epsilon %.6g > %g", t->epsilon,
+		    o->budget);
+		if (d->verdict < V_OVER_BUDGET)
+			d->verdict = V_OVER_BUDGET;
+		d->fails = 1;
+	}
+	if (t->data_dependent) {
+		why_add(d, "%s", DD_NOTE);
+		if (d->verdict < V_DATA_DEP)
+			d->verdict = V_DATA_DEP;
+	}
+	if (d->verdict == V_PRIVATE)
+		why_add(d, "private: (%.6g, %g)-DP for %s (%s neighbours)",
+		    t->epsilon, o->delta, d->name,
+		    t->relation == LEDGER_REPLACE_ONE ? "replace_one" :
+		    "add_remove");
+}
+
+static const char *
+rel_name(const struct ledger_total *t)
+{
+	if (t->mixed)
+		return "mixed";
+	if (t->releases == 0)
+		return "none";
+	return t->relation == LEDGER_REPLACE_ONE ? "replace_one" : "add_remove";
+}
+
+static const char *
+raw_name(int raw)
+{
+	return raw == LEDGER_AGGREGATE ? "aggregate" : raw == LEDGER_ROW_LOCAL ?
+	    "row-local" : "none";
+}
+
+/* A release's own epsilon at delta (its curve alone, or its epsilon). */
+static double
+entry_epsilon(const struct opts *o, const struct ledger_entry *e,
+    double *order)
+{
+	double eps = INFINITY;
+
+	*order = 0;
+	if (e->norders == 0)
+		return e->epsilon;
+	if (!(o->delta - e->delta > 0) || rdp_to_epsilon(e->orders, e->rdp,
+	    e->norders, o->delta - e->delta, o->conv, &eps, order) != 0)
+		return INFINITY;
+	return eps;
+}
+
+static void
+print_params(const struct ledger_entry *e, int fmt)
+{
+	for (size_t k = 0; k < e->params.n; k++) {
+		if (fmt == F_JSON) {
+			printf("%s", k ? "," : "");
+			jstr(e->params.kv[k].key);
+			putchar(':');
+			jstr(e->params.kv[k].val);
+		} else {
+			printf("%s", k ? " " : "");
+			tstr(e->params.kv[k].key);
+			putchar('=');
+			tstr(e->params.kv[k].val);
+		}
+	}
+}
+
+static void
+text_ledger(const struct opts *o, const struct ledger *l,
+    const struct dsreport *d, size_t nd)
+{
+	if (nd == 0)
+		printf("no datasets: the streams carry no privacy ledger\n");
+	for (size_t i = 0; i < nd; i++) {
+		const struct ledger_total *t = &d[i].t;
+
+		printf("%sdataset %s\n", i ? "\n" : "", d[i].name);
+		printf("  releases        %zu\n", t->releases);
+		if (!isfinite(t->epsilon))
+			printf("  epsilon         none\n");
+		else if (t->norders > 0 && t->eps_basic > 0)
+			printf("  epsilon         %.6g at delta %g (RDP %.6g at "
+			    "order %g, %s conversion, + %.6g by basic "
+			    "composition)\n", t->epsilon, o->delta, t->eps_rdp,
+			    t->order, conv_name(o->conv), t->eps_basic);
+		else if (t->norders > 0)
+			printf("  epsilon         %.6g at delta %g (RDP order %g, "
+			    "%s conversion)\n", t->epsilon, o->delta, t->order,
+			    conv_name(o->conv));
+		else
+			printf("  epsilon         %.6g at delta %g\n", t->epsilon,
+			    o->delta);
+		if (t->delta_extra > 0)
+			printf("  releases' delta %g (the RDP curve is converted "
+			    "at delta %g)\n", t->delta_extra, t->delta_rdp);
+		printf("  neighbours      %s\n", rel_name(t));
+		printf("  seeded          %s\n", t->seeded ? "yes" : "no");
+		printf("  raw-derived     %s\n", t->raw ? raw_name(t->raw) : "no");
+		printf("  data-dependent  %s\n", t->data_dependent ? "yes" : "no");
+		printf("  verdict         ");
+		tstr(d[i].why);
+		putchar('\n');
+		if (!o->verbose)
+			continue;
+		for (size_t k = 0; k < l->n; k++) {
+			const struct ledger_entry *e = &l->e[k];
+			double order, eps;
+
+			if (strcmp(e->dataset, d[i].name) != 0)
+				continue;
+			eps = entry_epsilon(o, e, &order);
+			printf("  release %.*s  ", ID_SHOWN, e->id);
+			tstr(e->tool[0] ? e->tool : "-");
+			printf("  ");
+			tstr(e->mechanism);
+			printf("  %s%s%s  epsilon %.6g alone  ",
+			    e->relation == LEDGER_REPLACE_ONE ? "replace_one" :
+			    "add_remove", e->seeded ? ", seeded" : "",
+			    e->data_dependent ? ", data-dependent" : "", eps);
+			print_params(e, F_TEXT);
+			putchar('\n');
+		}
+	}
+}
+
+static void
+tsv_ledger(const struct opts *o, const struct ledger *l,
+    const struct dsreport *d, size_t nd)
+{
+	printf("dataset\treleases\tepsilon\torder\tdelta\tdelta_extra\t"
+	    "neighbours\tseeded\traw\tdata_dependent\tverdict\twhy\n");
+	for (size_t i = 0; i < nd; i++) {
+		const struct ledger_total *t = &d[i].t;
+
+		printf("%s\t%zu\t", d[i].name, t->releases);
+		num(F_TSV, t->epsilon);
+		putchar('\t');
+		num(F_TSV, t->order);
+		putchar('\t');
+		num(F_TSV, o->delta);
+		putchar('\t');
+		num(F_TSV, t->delta_extra);
+		printf("\t%s\t%d\t%s\t%d\t%s\t", rel_name(t), t->seeded,
+		    raw_name(t->raw), t->data_dependent,
+		    verdict_names[d[i].verdict]);
+		tstr(d[i].why);
+		putchar('\n');
+	}
+	if (!o->verbose)
+		return;
+	printf("\ndataset\tid\ttool\tmechanism\tneighbours\tseeded\t"
+	    "data_dependent\tepsilon\torder\tdelta\tparams\n");
+	for (size_t i = 0; i < nd; i++)
+		for (size_t k = 0; k < l->n; k++) {
+			const struct ledger_entry *e = &l->e[k];
+			double order, eps;
+
+			if (strcmp(e->dataset, d[i].name) != 0)
+				continue;
+			eps = entry_epsilon(o, e, &order);
+			printf("%s\t%s\t", e->dataset, e->id);
+			tstr(e->tool);
+			putchar('\t');
+			tstr(e->mechanism);
+			printf("\t%s\t%d\t%d\t", e->relation == LEDGER_REPLACE_ONE ?
+			    "replace_one" : "add_remove", e->seeded,
+			    e->data_dependent);
+			num(F_TSV, eps);
+			putchar('\t');
+			num(F_TSV, order);
+			putchar('\t');
+			num(F_TSV, e->delta);
+			putchar('\t');
+			print_params(e, F_TSV);
+			putchar('\n');
+		}
+}
+
+static void
+json_ledger(const struct opts *o, const struct ledger *l,
+    const struct dsreport *d, size_t nd)
+{
+	int first = 1;
+
+	putchar('{');
+	jnum(&first, "delta", o->delta);
+	jkey(&first, "conversion");
+	jstr(conv_name(o->conv));
+	if (o->have_budget)
+		jnum(&first, "budget", o->budget);
+	jkey(&first, "datasets");
+	putchar('[');
+	for (size_t i = 0; i < nd; i++) {
+		const struct ledger_total *t = &d[i].t;
+		int f = 1;
+
+		printf("%s{", i ? "," : "");
+		jkey(&f, "dataset");
+		jstr(d[i].name);
+		jkey(&f, "releases");
+		printf("%zu", t->releases);
+		jnum(&f, "epsilon", t->epsilon);
+		jnum(&f, "order", t->order);
+		jnum(&f, "eps_rdp", t->eps_rdp);
+		jnum(&f, "eps_basic", t->eps_basic);
+		jnum(&f, "delta_extra", t->delta_extra);
+		jkey(&f, "neighbours");
+		jstr(rel_name(t));
+		jkey(&f, "seeded");
+		fputs(t->seeded ? "true" : "false", stdout);
+		jkey(&f, "raw");
+		if (t->raw)
+			jstr(raw_name(t->raw));
+		else
+			fputs("null", stdout);
+		jkey(&f, "data_dependent");
+		fputs(t->data_dependent ? "true" : "false", stdout);
+		jkey(&f, "verdict");
+		jstr(verdict_names[d[i].verdict]);
+		jkey(&f, "why");
+		jstr(d[i].why);
+		if (o->verbose) {
+			int n = 0;
+
+			jkey(&f, "release_list");
+			putchar('[');
+			for (size_t k = 0; k < l->n; k++) {
+				const struct ledger_entry *e = &l->e[k];
+				double order, eps;
+				int g = 1;
+
+				if (strcmp(e->dataset, d[i].name) != 0)
+					continue;
+				eps = entry_epsilon(o, e, &order);
+				printf("%s{", n++ ? "," : "");
+				jkey(&g, "id");
+				jstr(e->id);
+				jkey(&g, "tool");
+				jstr(e->tool);
+				jkey(&g, "mechanism");
+				jstr(e->mechanism);
+				jkey(&g, "neighbours");
+				jstr(e->relation == LEDGER_REPLACE_ONE ?
+				    "replace_one" : "add_remove");
+				jkey(&g, "seeded");
+				fputs(e->seeded ? "true" : "false", stdout);
+				jkey(&g, "data_dependent");
+				fputs(e->data_dependent ? "true" : "false",
+				    stdout);
+				jnum(&g, "epsilon", eps);
+				jnum(&g, "order", order);
+				jnum(&g, "delta", e->delta);
+				jkey(&g, "params");
+				putchar('{');
+				print_params(e, F_JSON);
+				fputs("}}", stdout);
+			}
+			putchar(']');
+		}
+		putchar('}');
+	}
+	fputs("]}\n", stdout);
+}
+
+static int
+run_ledger(struct opts *o)
+{
+	size_t nf = o->nfiles ? o->nfiles : 1, nd;
+	FILE **fps = cli_reallocarray(NULL, nf, sizeof *fps);
+	const char **labels = cli_reallocarray(NULL, nf, sizeof *labels);
+	const char **names;
+	struct ledger l = { 0 };
+	struct dsreport *d;
+	char err[600];
+	int status = 0;
+
+	for (size_t i = 0; i < nf; i++)
+		fps[i] = cli_open_in(o->nfiles ? o->files[i] : NULL, &labels[i]);
+	for (size_t i = 0; i < nf; i++) {
+		struct ts_reader *r = cli_reader(fps[i], labels[i]);
+		struct tensor hdr = { 0 };
+		int rc;
+
+		/* The ledger is complete only at the end of the stream, and
+		 * reading to the end checks every byte; rows are skipped. */
+		while ((rc = ts_read_next(r, &hdr)) == 1)
+			tensor_free(&hdr);
+		if (rc < 0)
+			cli_rdie(r, rc);
+		if (ledger_parse(ts_reader_meta(r), &l, err, sizeof err) != 0)
+			cli_die(EX_DATAERR, "%s: %s", labels[i], err);
+		ts_reader_close(r);
+		cli_close_in(fps[i]);
+	}
+	if ((names = ledger_datasets(&l, &nd)) == NULL)
+		cli_die(EX_OSERR, "out of memory");
+	d = cli_calloc(nd ? nd : 1, sizeof *d);
+	for (size_t i = 0; i < nd; i++) {
+		d[i].name = names[i];
+		judge(o, &l, &d[i]);
+	}
+	if (o->format == F_TEXT)
+		text_ledger(o, &l, d, nd);
+	else if (o->format == F_TSV)
+		tsv_ledger(o, &l, d, nd);
+	else
+		json_ledger(o, &l, d, nd);
+	cli_out_commit();
+	if (o->have_budget)
+		for (size_t i = 0; i < nd; i++)
+			if (d[i].fails) {
+				fprintf(stderr, "%s: dataset %s: %s\n", cli_prog(),
+				    d[i].name, d[i].why);
+				status = 1;
+			}
+	free(d);
+	free(names);
+	ledger_free(&l);
+	free(fps);
+	free(labels);
+	return status;
+}
+
+/* ---- main ---- */
+
+/* Where the command line is: the command seen, a '+' waiting for its
+ * event, the event whose options come now. */
+struct parse {
+	int have_cmd, need_event;
+	struct event *cur;
+};
+
+static void
+operand(struct opts *o, struct parse *ps, const char *arg)
+{
+	int k;
+
+	if (o->ledger) {
+		o->files = cli_reallocarray(o->files, o->nfiles + 1,
+		    sizeof *o->files);
+		o->files[o->nfiles++] = arg;
+		return;
+	}
+	if (!ps->have_cmd && strcmp(arg, "ledger") == 0) {
+		o->ledger = ps->have_cmd = 1;
+		return;
+	}
+	if (ps->have_cmd && !ps->need_event && strcmp(arg, "+") == 0) {
+		ps->need_event = 1;
+		return;
+	}
+	if (ps->have_cmd && !ps->need_event)
+		cli_usage_error("unexpected operand '%s' (events are separated "
+		    "by '+')", arg);
+	if ((k = kind_of(arg)) < 0) {
+		if (!ps->have_cmd && (strchr(arg, '.') || strchr(arg, '/')))
+			cli_usage_error("unknown command or event '%s' (to read "
+			    "the ledger of streams: rdp-account ledger --delta d "
+			    "file ...)", arg);
+		cli_usage_error("unknown %s '%s'", ps->have_cmd ? "event" :
+		    "command or event", arg);
+	}
+	o->ev = cli_reallocarray(o->ev, o->nev + 1, sizeof *o->ev);
+	ps->cur = &o->ev[o->nev++];
+	memset(ps->cur, 0, sizeof *ps->cur);
+	ps->cur->kind = k;
+	ps->cur->sens = 1;
+	ps->cur->count = 1;
+	ps->have_cmd = 1;
+	ps->need_event = 0;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct opts o = { .repeat = 1 };
+	struct parse ps = { 0 };
+	int ch;
+
+	cli_init(argv[0], argc, argv);
+	/* A leading '-' hands operands over in order (as value 1), so that
+	 * options may come before, between and after the events. */
+	while ((ch = getopt_long(argc, argv, "-d:e:hqVv", longopts, NULL)) !=
+	    -1) {
+		unsigned bit = 0;
+		const char *name = NULL;
+
+		for (size_t i = 0; i < sizeof evopts / sizeof evopts[0]; i++)
+			if (evopts[i].ch == ch) {
+				bit = evopts[i].bit;
+				name = evopts[i].name;
+			}
+		if (bit != 0) {
+			if (o.ledger || ps.cur == NULL || ps.need_event)
+				cli_usage_error("option %s belongs to an event "
+				    "and comes after its name", name);
+			event_option(ps.cur, ch, bit, name, optarg);
+			continue;
+		}
+		switch (ch) {
+		case 1:
+			operand(&o, &ps, optarg);
+			break;
+		case 'd':
+			o.delta = cli_double("--delta", optarg, 0, 1);
+			if (!(o.delta > 0 && o.delta < 1))
+				cli_usage_error("invalid --delta '%s': must be "
+				    "greater than 0 and less than 1", optarg);
+			o.have_delta = 1;
+			break;
+		case 'h':
+			usage(0);
+		case 'q':
+			o.quiet = 1;
+			cli_set_quiet(1);
+			break;
+		case 'V':
+			cli_version();
+		case 'v':
+			o.verbose = 1;
+			break;
+		case L_ALLOW_SEEDED:
+			o.allow_seeded = 1;
+			break;
+		case L_BUDGET:
+			o.budget = cli_double("--budget", optarg, 0, INFINITY);
+			o.have_budget = 1;
+			break;
+		case L_CONVERSION:
+			o.conv = cli_choice("--conversion", optarg, conversions) ?
+			    RDP_CONV_CLASSIC : RDP_CONV_IMPROVED;
+			break;
+		case L_FORMAT:
+			o.format = cli_choice("--format", optarg, formats);
+			break;
+		case L_ORDERS:
+			o.orders_arg = optarg;
+			break;
+		case L_REPEAT:
+			o.repeat = (uint64_t)cli_ll("--repeat", optarg, 1,
+			    (long long)MAX_REPEAT);
+			break;
+		default:
+			usage(EX_USAGE);
+		}
+	}
+	/* Operands after "--". */
+	for (; optind < argc; optind++)
+		operand(&o, &ps, argv[optind]);
+	if (!ps.have_cmd)
+		usage(EX_USAGE);
+	if (ps.need_event)
+		cli_usage_error("'+' must be followed by an event");
+	if (!o.have_delta)
+		cli_usage_error("--delta is required (privacy parameters have "
+		    "no defaults)");
+	if (o.ledger) {
+		if (o.orders_arg != NULL)
+			cli_usage_error("option --orders does not apply to "
+			    "'ledger' (entries carry their orders)");
+		if (o.repeat != 1)
+			cli_usage_error("option --repeat does not apply to "
+			    "'ledger'");
+		ch = run_ledger(&o);
+		free((void *)o.files);
+		return ch;
+	}
+	if (o.have_budget || o.allow_seeded)
+		cli_usage_error("option %s applies to 'ledger' only",
+		    o.have_budget ? "--budget" : "--allow-seeded");
+	for (size_t i = 0; i < o.nev; i++)
+		event_check(&o.ev[i], o.nev);
+	{
+		int rc = run_events(&o);
+		free(o.ev);
+		return rc;
+	}
+}
