@@ -582,3 +582,101 @@ cli_progress_done(void)
 		progress_shown = 0;
 	}
 }
+
+/* Make b hold about CLI_ROWBUF bytes of rows of tensor t (rb bytes each), at
+ * least one row, but no more rows than t declares: a valid tensor of no
+ * rows may have rows too large to allocate.  @return the rows b holds. */
+uint64_t
+cli_rowbuf_rows(struct cli_rowbuf *b, uint64_t rb, const struct tensor *t)
+{
+	uint64_t rows = rb ? CLI_ROWBUF / rb : CLI_ROWBUF, need, declared;
+
+	declared = t->ndim == 0 ? 1 : t->dims[0];
+	if (rows == 0)
+		rows = 1;
+	need = rows > declared ? declared * rb : rows * rb;
+	if (need == 0)
+		need = 1;
+	/* The reader hands out whole rows only, so a row must fit. */
+	if (need > TS_MAX_BYTES)
+		cli_die(EX_DATAERR, "tensor '%s': a row of %llu bytes exceeds "
+		    "the in-memory limit of %llu bytes", t->name,
+		    (unsigned long long)rb, (unsigned long long)TS_MAX_BYTES);
+	if (need > b->cap) {
+		unsigned char *p = need <= SIZE_MAX ? realloc(b->p,
+		    (size_t)need) : NULL;
+		if (p == NULL)
+			cli_die(EX_OSERR, "out of memory: a row of tensor '%s' "
+			    "has %llu bytes", t->name, (unsigned long long)rb);
+		b->p = p;
+		b->cap = (size_t)need;
+	}
+	return rows;
+}
+
+/* Read rows of the current tensor of r until buf holds cap rows or the
+ * tensor ends.  *done is set at the end.  @return rows read. */
+uint64_t
+cli_fill_rows(struct ts_reader *r, void *buf, uint64_t rb, uint64_t cap,
+    int *done)
+{
+	uint64_t filled = 0;
+	int64_t n;
+
+	*done = 0;
+	while (filled < cap) {
+		n = ts_read_rows(r, (unsigned char *)buf + filled * rb,
+		    cap - filled);
+		if (n < 0)
+			cli_rdie(r, (int)n);
+		if (n == 0) {
+			*done = 1;
+			break;
+		}
+		filled += (uint64_t)n;
+	}
+	return filled;
+}
+
+/* Copy the rows of the tensor just read by ts_read_next from r to w,
+ * which has begun the same tensor.  Rows go straight from the reader into
+ * b and from b to the writer: one copy, no per-row work. */
+uint64_t
+cli_copy_rows(struct ts_reader *r, struct ts_writer *w, const struct tensor *hdr,
+    struct cli_rowbuf *b)
+{
+	uint64_t rb = ts_reader_row_bytes(r), cap = cli_rowbuf_rows(b, rb, hdr);
+	uint64_t total = 0, n;
+	int rc, done = 0;
+
+	while (!done) {
+		n = cli_fill_rows(r, b->p, rb, cap, &done);
+		if (n > 0 && (rc = ts_write_rows(w, b->p, n)) != 0)
+			cli_wdie(w, rc);
+		total += n;
+		cli_progress("rows", total, 0);
+	}
+	return total;
+}
+
+void
+cli_pass_tensor(struct ts_reader *r, struct ts_writer *w, const struct tensor *hdr,
+    struct cli_rowbuf *b)
+{
+	int rc;
+
+	if ((rc = ts_write_begin(w, hdr)) != 0)
+		cli_wdie(w, rc);
+	cli_copy_rows(r, w, hdr, b);
+	if ((rc = ts_write_end(w)) != 0)
+		cli_wdie(w, rc);
+}
+
+
+void
+cli_rowbuf_free(struct cli_rowbuf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->cap = 0;
+}

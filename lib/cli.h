@@ -137,4 +137,31 @@ void cli_prov_input(struct ts_meta *m, int idx, const char *label,
 void cli_progress(const char *what, uint64_t done, uint64_t total);
 void cli_progress_done(void);
 
+/* Moving rows between streams without per-row work.  A cli_rowbuf
+ * (zero-initialised) is reused across tensors; free it with
+ * cli_rowbuf_free. */
+#define CLI_ROWBUF (1u << 20)	/* bytes of rows per read/write */
+struct cli_rowbuf {
+	unsigned char *p;
+	size_t cap;
+};
+/* Size b for about CLI_ROWBUF bytes of rows of t (rb bytes each), at least
+ * one row, no more than t declares.  Exit 65 when one row exceeds the
+ * in-memory limit.  @return the rows b holds. */
+uint64_t cli_rowbuf_rows(struct cli_rowbuf *b, uint64_t rb,
+    const struct tensor *t);
+/* Read rows (rb bytes each) of r's current tensor into buf until cap rows
+ * or the tensor's end (*done set).  @return rows read.  Exit on a reader
+ * error. */
+uint64_t cli_fill_rows(struct ts_reader *r, void *buf, uint64_t rb,
+    uint64_t cap, int *done);
+/* Copy all rows of r's current tensor (hdr from ts_read_next) to w, which
+ * has begun the same tensor.  @return rows copied. */
+uint64_t cli_copy_rows(struct ts_reader *r, struct ts_writer *w,
+    const struct tensor *hdr, struct cli_rowbuf *b);
+/* Begin hdr on w, copy its rows, end it. */
+void cli_pass_tensor(struct ts_reader *r, struct ts_writer *w,
+    const struct tensor *hdr, struct cli_rowbuf *b);
+void cli_rowbuf_free(struct cli_rowbuf *b);
+
 #endif

@@ -19,7 +19,6 @@
 #include "tensor.h"
 #include "tstream.h"
 
-#define ROWBUF (1u << 20)		/* bytes of rows passed through per read */
 #define CHUNK_BYTES (32u << 20)		/* doubles of X rows gathered per GEMM */
 #define MAX_CHUNK_ROWS 4096
 #define SYM_RTOL 1e-12			/* see psdshrink: covariances are mirrored */
@@ -564,28 +563,6 @@ transform(const struct run *ru, const struct blk *b, size_t m,
 	}
 }
 
-/* Read rows of the current tensor until buf holds cap rows or the
- * tensor ends (*done set).  @return the rows read. */
-static uint64_t
-fill(struct ts_reader *r, unsigned char *buf, size_t rb, size_t cap,
-    int *done)
-{
-	uint64_t got = 0;
-	int64_t n;
-
-	while (got < cap) {
-		n = ts_read_rows(r, buf + got * rb, cap - got);
-		if (n < 0)
-			cli_rdie(r, (int)n);
-		if (n == 0) {
-			*done = 1;
-			break;
-		}
-		got += (uint64_t)n;
-	}
-	return got;
-}
-
 static void
 out_header(struct tensor *t, const char *name, const struct run *ru,
     uint64_t rows, size_t w)
@@ -710,7 +687,7 @@ align_x(struct run *ru, struct ts_reader *r, struct ts_writer *w,
 		cli_wdie(w, rc);
 	tensor_free(&t);
 	while (!done) {
-		size_t m = (size_t)(n = fill(r, ru->in, rb, ru->chunk, &done));
+		size_t m = (size_t)(n = cli_fill_rows(r, ru->in, rb, ru->chunk, &done));
 
 		if (m == 0)
 			break;
@@ -757,42 +734,6 @@ align_x(struct run *ru, struct ts_reader *r, struct ts_writer *w,
 		    ru->wtot, ru->nb);
 }
 
-static void
-pass_tensor(struct ts_reader *r, struct ts_writer *w, struct tensor *hdr,
-    unsigned char **buf, size_t *cap)
-{
-	uint64_t rb = ts_reader_row_bytes(r), rows, need, declared;
-	int64_t n;
-	int rc;
-
-	if ((rc = ts_write_begin(w, hdr)) != 0)
-		cli_wdie(w, rc);
-	rows = rb ? ROWBUF / rb : ROWBUF;
-	if (rows == 0)
-		rows = 1;
-	/* No more rows than declared: a valid tensor of no rows may have
-	 * rows too large to allocate. */
-	declared = hdr->ndim == 0 ? 1 : hdr->dims[0];
-	need = rows > declared ? declared * rb : rows * rb;
-	if (need > TS_MAX_BYTES)
-		cli_die(EX_DATAERR, "tensor '%s': a row of %llu bytes exceeds "
-		    "the in-memory limit", hdr->name, (unsigned long long)rb);
-	if (need == 0)
-		need = 1;
-	if (need > *cap) {
-		*cap = (size_t)need;
-		free(*buf);
-		*buf = cli_malloc(*cap);
-	}
-	while ((n = ts_read_rows(r, *buf, rows)) > 0)
-		if ((rc = ts_write_rows(w, *buf, (uint64_t)n)) != 0)
-			cli_wdie(w, rc);
-	if (n < 0)
-		cli_rdie(r, (int)n);
-	if ((rc = ts_write_end(w)) != 0)
-		cli_wdie(w, rc);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -804,8 +745,7 @@ main(int argc, char **argv)
 	struct ts_reader *r;
 	struct ts_writer *w;
 	struct tensor hdr;
-	unsigned char *buf = NULL;
-	size_t cap = 0;
+	struct cli_rowbuf pb = { NULL, 0 };
 	const char *label;
 	FILE *in;
 	int ch, rc, seen_x = 0;
@@ -917,7 +857,7 @@ main(int argc, char **argv)
 			if (o.emit == E_BLOCKS && strncmp(hdr.name, "X/", 2) == 0)
 				cli_die(EX_DATAERR, "%s: tensor '%s' would clash "
 				    "with the output blocks", label, hdr.name);
-			pass_tensor(r, w, &hdr, &buf, &cap);
+			cli_pass_tensor(r, w, &hdr, &pb);
 		}
 		tensor_free(&hdr);
 	}
@@ -952,6 +892,6 @@ main(int argc, char **argv)
 	free(ru.out);
 	free(ru.g);
 	free(ru.y);
-	free(buf);
+	cli_rowbuf_free(&pb);
 	return 0;
 }

@@ -15,7 +15,6 @@
 #include "tensor.h"
 #include "tstream.h"
 
-#define ROWBUF (1u << 20)	/* bytes of rows moved per pass-through read */
 #define DEFAULT_TOL 1e-6
 #define MIN_TOL 1e-15
 /* Relative tolerance of the symmetry check: covariances are written
@@ -395,42 +394,6 @@ done:
 
 /* ---- streaming ---- */
 
-static void
-pass_tensor(struct ts_reader *r, struct ts_writer *w, struct tensor *hdr,
-    unsigned char **buf, size_t *cap)
-{
-	uint64_t rb = ts_reader_row_bytes(r), rows, need, declared;
-	int64_t n;
-	int rc;
-
-	if ((rc = ts_write_begin(w, hdr)) != 0)
-		cli_wdie(w, rc);
-	rows = rb ? ROWBUF / rb : ROWBUF;
-	if (rows == 0)
-		rows = 1;
-	/* No more rows than declared: a valid tensor of no rows may have
-	 * rows too large to allocate. */
-	declared = hdr->ndim == 0 ? 1 : hdr->dims[0];
-	need = rows > declared ? declared * rb : rows * rb;
-	if (need > TS_MAX_BYTES)
-		cli_die(EX_DATAERR, "tensor '%s': a row of %llu bytes exceeds "
-		    "the in-memory limit", hdr->name, (unsigned long long)rb);
-	if (need == 0)
-		need = 1;
-	if (need > *cap) {
-		*cap = (size_t)need;
-		free(*buf);
-		*buf = cli_malloc(*cap);
-	}
-	while ((n = ts_read_rows(r, *buf, rows)) > 0)
-		if ((rc = ts_write_rows(w, *buf, (uint64_t)n)) != 0)
-			cli_wdie(w, rc);
-	if (n < 0)
-		cli_rdie(r, (int)n);
-	if ((rc = ts_write_end(w)) != 0)
-		cli_wdie(w, rc);
-}
-
 /* The input's subspace/<i> must equal the target's, when it has one. */
 static void
 check_subspaces(const struct seen *s, const struct target *tg)
@@ -479,8 +442,8 @@ main(int argc, char **argv)
 	struct ts_reader *r;
 	struct ts_writer *w;
 	struct tensor hdr;
-	unsigned char *buf = NULL;
-	size_t cap = 0, ncov = 0;
+	struct cli_rowbuf pb = { NULL, 0 };
+	size_t ncov = 0;
 	const char *label;
 	FILE *in;
 	int ch, rc, nin = 0;
@@ -566,7 +529,7 @@ main(int argc, char **argv)
 				continue;
 			}
 		} else {
-			pass_tensor(r, w, &hdr, &buf, &cap);
+			cli_pass_tensor(r, w, &hdr, &pb);
 		}
 		tensor_free(&hdr);
 	}
@@ -601,6 +564,6 @@ main(int argc, char **argv)
 	free(sub.t);
 	ts_meta_free(&meta);
 	ts_meta_free(&prov);
-	free(buf);
+	cli_rowbuf_free(&pb);
 	return 0;
 }

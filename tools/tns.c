@@ -15,7 +15,6 @@
 #include "tensor.h"
 #include "tstream.h"
 
-#define ROWBUF (1u << 20)		/* bytes of rows moved per read/write */
 #define NPY_MAX_HEADER 65536u		/* bytes in a .npy header dict */
 #define NPY_GROWTH_DIGITS 21		/* numpy's spare room for dims[0] */
 #define NPY_ALIGN 64			/* numpy >= 1.14 aligns data to 64 */
@@ -170,100 +169,6 @@ put_le64(unsigned char *p, uint64_t v)
 {
 	for (int i = 0; i < 8; i++)
 		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-/* A reusable buffer for whole rows. */
-struct rowbuf {
-	unsigned char *p;
-	size_t cap;
-};
-
-/* Make b hold about ROWBUF bytes of rows of tensor t (rb bytes each), at
- * least one row, but no more rows than t declares: a valid tensor of no
- * rows may have rows too large to allocate.  @return the rows b holds. */
-static uint64_t
-rowbuf_rows(struct rowbuf *b, uint64_t rb, const struct tensor *t)
-{
-	uint64_t rows = rb ? ROWBUF / rb : ROWBUF, need, declared;
-
-	declared = t->ndim == 0 ? 1 : t->dims[0];
-	if (rows == 0)
-		rows = 1;
-	need = rows > declared ? declared * rb : rows * rb;
-	if (need == 0)
-		need = 1;
-	/* The reader hands out whole rows only, so a row must fit. */
-	if (need > TS_MAX_BYTES)
-		cli_die(EX_DATAERR, "tensor '%s': a row of %llu bytes exceeds "
-		    "the in-memory limit of %llu bytes", t->name,
-		    (unsigned long long)rb, (unsigned long long)TS_MAX_BYTES);
-	if (need > b->cap) {
-		unsigned char *p = need <= SIZE_MAX ? realloc(b->p,
-		    (size_t)need) : NULL;
-		if (p == NULL)
-			cli_die(EX_OSERR, "out of memory: a row of tensor '%s' "
-			    "has %llu bytes", t->name, (unsigned long long)rb);
-		b->p = p;
-		b->cap = (size_t)need;
-	}
-	return rows;
-}
-
-/* Read rows of the current tensor of r until buf holds cap rows or the
- * tensor ends.  *done is set at the end.  @return rows read. */
-static uint64_t
-fill_rows(struct ts_reader *r, struct rowbuf *b, uint64_t rb, uint64_t cap,
-    int *done)
-{
-	uint64_t filled = 0;
-	int64_t n;
-
-	*done = 0;
-	while (filled < cap) {
-		n = ts_read_rows(r, b->p + filled * rb, cap - filled);
-		if (n < 0)
-			cli_rdie(r, (int)n);
-		if (n == 0) {
-			*done = 1;
-			break;
-		}
-		filled += (uint64_t)n;
-	}
-	return filled;
-}
-
-/* Copy the rows of the tensor just read by ts_read_next from r to w,
- * which has begun the same tensor.  Rows go straight from the reader into
- * b and from b to the writer: one copy, no per-row work. */
-static uint64_t
-copy_rows(struct ts_reader *r, struct ts_writer *w, const struct tensor *hdr,
-    struct rowbuf *b)
-{
-	uint64_t rb = ts_reader_row_bytes(r), cap = rowbuf_rows(b, rb, hdr);
-	uint64_t total = 0, n;
-	int rc, done = 0;
-
-	while (!done) {
-		n = fill_rows(r, b, rb, cap, &done);
-		if (n > 0 && (rc = ts_write_rows(w, b->p, n)) != 0)
-			cli_wdie(w, rc);
-		total += n;
-		cli_progress("rows", total, 0);
-	}
-	return total;
-}
-
-static void
-pass_tensor(struct ts_reader *r, struct ts_writer *w, const struct tensor *hdr,
-    struct rowbuf *b)
-{
-	int rc;
-
-	if ((rc = ts_write_begin(w, hdr)) != 0)
-		cli_wdie(w, rc);
-	copy_rows(r, w, hdr, b);
-	if ((rc = ts_write_end(w)) != 0)
-		cli_wdie(w, rc);
 }
 
 /* Write the stream metadata (inherited keys, then prov.*) as one record
@@ -575,7 +480,7 @@ struct finfo {
 
 static void
 read_info(struct finfo *fi, FILE *fp, const char *label, int want_stats,
-    struct rowbuf *b)
+    struct cli_rowbuf *b)
 {
 	struct ts_reader *r = cli_reader(fp, label);
 	struct tensor hdr;
@@ -599,10 +504,10 @@ read_info(struct finfo *fi, FILE *fp, const char *label, int want_stats,
 		ti->meta = hdr.meta;
 		memset(&hdr.meta, 0, sizeof hdr.meta);
 		if (want_stats) {
-			uint64_t cap = rowbuf_rows(b, rb, &hdr);
+			uint64_t cap = cli_rowbuf_rows(b, rb, &hdr);
 			uint64_t per = rb / ts_dtype_size(ti->dtype);
 			while (!done) {
-				n = fill_rows(r, b, rb, cap, &done);
+				n = cli_fill_rows(r, b->p, rb, cap, &done);
 				stats_update(&ti->st, ti->dtype, b->p, n * per);
 				rows += n;
 			}
@@ -1055,7 +960,7 @@ cmd_info(struct opts *o, int argc, char **argv)
 	const char **labels;
 	int n;
 	FILE **fps = open_inputs(argc, argv, &labels, &n);
-	struct rowbuf b = { NULL, 0 };
+	struct cli_rowbuf b = { NULL, 0 };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *mem;
@@ -1084,7 +989,7 @@ cmd_info(struct opts *o, int argc, char **argv)
 		cli_die(EX_OSERR, "out of memory");
 	fwrite(text, 1, len, stdout);
 	free(text);
-	free(b.p);
+	cli_rowbuf_free(&b);
 	free(fps);
 	free(labels);
 	cli_out_commit();
@@ -1103,7 +1008,7 @@ cmd_cat(struct opts *o, int argc, char **argv)
 	    o->level);
 	struct ts_meta meta = { 0 }, prov = { 0 };
 	struct names seen = { 0 };
-	struct rowbuf b = { NULL, 0 };
+	struct cli_rowbuf b = { NULL, 0 };
 	struct tensor hdr;
 
 	for (int i = 0; i < n; i++) {
@@ -1118,7 +1023,7 @@ cmd_cat(struct opts *o, int argc, char **argv)
 				    "'tns pick --rename')", labels[i], hdr.name,
 				    labels[seen.src[j]]);
 			names_add(&seen, hdr.name, i);
-			pass_tensor(r, w, &hdr, &b);
+			cli_pass_tensor(r, w, &hdr, &b);
 			tensor_free(&hdr);
 		}
 		if (rc < 0)
@@ -1132,7 +1037,7 @@ cmd_cat(struct opts *o, int argc, char **argv)
 	finish_stream(w, &meta, &prov);
 	ts_meta_free(&prov);
 	names_free(&seen);
-	free(b.p);
+	cli_rowbuf_free(&b);
 	free(fps);
 	free(labels);
 	return 0;
@@ -1149,7 +1054,7 @@ cmd_pick(struct opts *o, int argc, char **argv)
 	struct ts_writer *w;
 	struct ts_meta meta = { 0 }, prov = { 0 };
 	struct names all = { 0 }, out = { 0 };
-	struct rowbuf b = { NULL, 0 };
+	struct cli_rowbuf b = { NULL, 0 };
 	struct tensor hdr;
 	char *matched, *renamed;
 	int rc;
@@ -1198,7 +1103,7 @@ cmd_pick(struct opts *o, int argc, char **argv)
 				    "twice in the output (check --rename)",
 				    hdr.name);
 			names_add(&out, hdr.name, 0);
-			pass_tensor(r, w, &hdr, &b);
+			cli_pass_tensor(r, w, &hdr, &b);
 		}
 		tensor_free(&hdr);
 	}
@@ -1224,7 +1129,7 @@ cmd_pick(struct opts *o, int argc, char **argv)
 	names_free(&out);
 	free(matched);
 	free(renamed);
-	free(b.p);
+	cli_rowbuf_free(&b);
 	return 0;
 }
 
@@ -1238,7 +1143,7 @@ cmd_meta(struct opts *o, int argc, char **argv)
 	struct ts_reader *r;
 	struct ts_writer *w;
 	struct ts_meta meta = { 0 }, prov = { 0 }, set = { 0 };
-	struct rowbuf b = { NULL, 0 };
+	struct cli_rowbuf b = { NULL, 0 };
 	struct tensor hdr;
 	int rc;
 
@@ -1276,7 +1181,7 @@ cmd_meta(struct opts *o, int argc, char **argv)
 	w = cli_writer(cli_out_open(o->output, o->force), o->level);
 	r = cli_reader(in, label);
 	while ((rc = ts_read_next(r, &hdr)) == 1) {
-		pass_tensor(r, w, &hdr, &b);
+		cli_pass_tensor(r, w, &hdr, &b);
 		tensor_free(&hdr);
 	}
 	if (rc < 0)
@@ -1297,7 +1202,7 @@ cmd_meta(struct opts *o, int argc, char **argv)
 	finish_stream(w, &meta, &prov);
 	ts_meta_free(&prov);
 	ts_meta_free(&set);
-	free(b.p);
+	cli_rowbuf_free(&b);
 	return 0;
 }
 
@@ -1555,7 +1460,7 @@ cmd_to_csv(struct opts *o, int argc, char **argv)
 	FILE *in, *out;
 	struct ts_reader *r;
 	struct tensor hdr;
-	struct rowbuf b = { NULL, 0 };
+	struct cli_rowbuf b = { NULL, 0 };
 	uint64_t rb, cap, cols, n, esz;
 	int done = 0;
 
@@ -1587,9 +1492,9 @@ cmd_to_csv(struct opts *o, int argc, char **argv)
 			fputc('\n', out);
 		}
 	}
-	cap = rowbuf_rows(&b, rb, &hdr);
+	cap = cli_rowbuf_rows(&b, rb, &hdr);
 	while (!done) {
-		n = fill_rows(r, &b, rb, cap, &done);
+		n = cli_fill_rows(r, b.p, rb, cap, &done);
 		for (uint64_t i = 0; i < n; i++) {
 			for (uint64_t j = 0; j < cols; j++) {
 				if (j)
@@ -1605,7 +1510,7 @@ cmd_to_csv(struct opts *o, int argc, char **argv)
 	drain(r);
 	ts_reader_close(r);
 	cli_close_in(in);
-	free(b.p);
+	cli_rowbuf_free(&b);
 	cli_out_commit();
 	return 0;
 }
@@ -1948,7 +1853,7 @@ cmd_from_npy(struct opts *o, int argc, char **argv)
 	struct ts_writer *w;
 	struct ts_meta meta = { 0 }, prov = { 0 };
 	struct tensor t;
-	struct rowbuf b = { NULL, 0 };
+	struct cli_rowbuf b = { NULL, 0 };
 	unsigned char pre[12];
 	char *h;
 	size_t hl, pl;
@@ -2009,7 +1914,7 @@ cmd_from_npy(struct opts *o, int argc, char **argv)
 	rows = tensor_rows(&t);
 	if ((rc = ts_write_begin(w, &t)) != 0)
 		cli_wdie(w, rc);
-	cap = rowbuf_rows(&b, rb, &t);
+	cap = cli_rowbuf_rows(&b, rb, &t);
 	for (uint64_t done = 0; done < rows;) {
 		uint64_t k = rows - done < cap ? rows - done : cap;
 		size_t got = fread(b.p, 1, (size_t)(k * rb), fp);
@@ -2037,7 +1942,7 @@ cmd_from_npy(struct opts *o, int argc, char **argv)
 	cli_infile_close(in);
 	finish_stream(w, &meta, &prov);
 	ts_meta_free(&prov);
-	free(b.p);
+	cli_rowbuf_free(&b);
 	return 0;
 }
 
