@@ -1,0 +1,611 @@
+#!/usr/bin/env bats
+# covest: differentially private covariance.  Outputs are read back with
+# tests/vectors/specread.py (an independent reader written from the spec)
+# and compared with numpy.  Statistical tests fix their seeds; the false
+# failure rate of each is stated next to it (at most 1e-6 in all).
+
+load test_helper
+load audit
+
+FX="$DATA/covest"
+
+setup_file() {
+	cd "$BATS_FILE_TMPDIR"
+	featurize --no-label --dataset cv --dtype f64 "$FX/x.csv" > x.tns
+	featurize --no-label --dataset cv "$FX/x.csv" > x32.tns
+	featurize --no-label --header no --dataset priv --dtype f64 "$FX/priv8.csv" > p8.tns
+	featurize --no-label --header no --dataset pub --dtype f64 "$FX/pub.csv" > pub.tns
+	tns from-csv --name mean "$FX/mean.csv" > mean.tns
+	# Load a covest output: T[name] = numpy array, M[name] = tensor
+	# metadata, S = stream metadata, E = the ledger entry's fields.
+	cat > load.py <<EOF
+import subprocess, sys
+import numpy as np
+sys.path.insert(0, "$TOP/tests/vectors")
+import specread
+NP = {1: "<f4", 2: "<f8", 3: "<i4", 4: "<i8", 5: "u1"}
+def load(path):
+    raw = subprocess.run(["zstd", "-dcq", path], capture_output=True,
+                         check=True).stdout
+    out, S = specread.read(raw)
+    T, M = {}, {}
+    for name, dtype, dims, streamed, rowbytes, rows, data, tmeta in out:
+        a = np.frombuffer(bytes(data), dtype=NP[dtype])
+        assert a.size == int(np.prod(dims)), name
+        T[name], M[name] = a.reshape(dims), tmeta
+    E = {}
+    for k, v in S.items():
+        if k.startswith("dp.release."):
+            E[k.split(".", 3)[3]] = v
+    return T, M, S, E
+def X(path="$FX/x.csv", skip=1):
+    return np.loadtxt(path, delimiter=",", skiprows=skip, ndmin=2)
+def clip(X, C):
+    n = np.linalg.norm(X, axis=1)
+    return X * np.minimum(1, C / np.maximum(n, 1e-300))[:, None]
+def rel(a, b):
+    return np.abs(a - b).max() / max(np.abs(b).max(), 1e-300)
+EOF
+}
+
+setup() {
+	cd "$BATS_FILE_TMPDIR"
+	export PYTHONPATH="$BATS_FILE_TMPDIR"
+}
+
+# ---- the battery ----
+
+@test "covest --help prints the usage on stdout and exits 0" {
+	run -0 --separate-stderr covest --help
+	[[ ${lines[0]} == "usage: covest "* ]]
+	[[ $output == *"--subspaces HOW"* ]]
+	[ -z "$stderr" ]
+}
+
+@test "covest --help synopsis matches the man page" {
+	synopsis_matches covest
+}
+
+@test "covest --version prints the version" {
+	run -0 covest --version
+	[[ $output == "covest (privada) "[0-9]* ]]
+}
+
+@test "covest rejects an unknown option with 64 and usage on stderr" {
+	run -64 --separate-stderr covest --bogus --sigma 1 --clip 1 x.tns
+	refute_output
+	[[ $stderr == *"usage: covest "* ]]
+}
+
+@test "covest refuses to spend budget without privacy parameters" {
+	run -64 --separate-stderr covest --clip 1 x.tns
+	refute_output
+	[[ $stderr == "covest: no privacy parameters: give --epsilon and --delta, or --sigma"* ]]
+	run -64 --separate-stderr covest --epsilon 1 --clip 1 x.tns
+	refute_output
+	[[ $stderr == "covest: --epsilon and --delta go together"* ]]
+	run -64 --separate-stderr covest --epsilon 1 --delta 1e-5 x.tns
+	refute_output
+	[[ $stderr == "covest: --clip is required"* ]]
+}
+
+@test "covest quotes a bad option value" {
+	run -64 --separate-stderr covest --epsilon 0,5 --delta 1e-5 --clip 1 x.tns
+	refute_output
+	[[ $stderr == "covest: invalid --epsilon '0,5'"* ]]
+	run -64 --separate-stderr covest --sigma 1 --clip -1 x.tns
+	refute_output
+	[[ $stderr == "covest: invalid --clip '-1'"* ]]
+	run -64 --separate-stderr covest --sigma 1 --clip 1 --subspaces random:x x.tns
+	refute_output
+	run -64 --separate-stderr covest --sigma 1 --clip 1 --subspaces blocks x.tns
+	refute_output
+	[[ $stderr == "covest: invalid --subspaces 'blocks': expected none, random:M or select[:K]"* ]]
+	run -64 --separate-stderr covest --epsilon 1 --delta 1 --clip 1 x.tns
+	refute_output
+}
+
+@test "covest rejects inconsistent options with 64" {
+	run -64 --separate-stderr covest --sigma 1 --epsilon 1 --delta 1e-5 --clip 1 x.tns
+	[[ $stderr == "covest: --epsilon and --sigma exclude each other"* ]]
+	run -64 --separate-stderr covest --sigma 1 --clip 1 --select-on pub.tns x.tns
+	[[ $stderr == "covest: --select-on needs --subspaces select"* ]]
+	run -64 --separate-stderr covest --sigma 1 --clip 1 --split 1,1,0 x.tns
+	[[ $stderr == "covest: invalid --split: the count is released and needs a positive weight"* ]]
+	run -64 --separate-stderr covest --sigma 1 --clip 1 --mean zero --split 1,1,1 x.tns
+	[[ $stderr == "covest: invalid --split: the sum is not released"* ]]
+	run -64 --separate-stderr covest --sigma 1 --clip 1 --subspaces random:7 x.tns
+	[[ $stderr == "covest: invalid --subspaces 'random:7': X has only 6 features"* ]]
+	run -64 --separate-stderr covest --sigma 1 --calibration agm --clip 1 x.tns
+	refute_output
+}
+
+@test "covest refuses --select-on the private input itself" {
+	run -64 --separate-stderr covest --sigma 1 --clip 1 --subspaces select --select-on x.tns x.tns
+	refute_output
+	[[ $stderr == *"'x.tns' is the input itself"* ]]
+}
+
+@test "covest rejects garbage and truncated input with 65 and empty stdout" {
+	printf 'not a tensor stream\n' > garbage.tns
+	run -65 --separate-stderr covest --sigma 1 --clip 1 garbage.tns
+	refute_output
+	[[ $stderr == "covest: garbage.tns: offset 0: "* ]]
+	head -c 300 x.tns > cut.tns
+	run -65 --separate-stderr covest --sigma 1 --clip 1 cut.tns
+	refute_output
+	[[ $stderr == "covest: cut.tns: "* ]]
+}
+
+@test "covest rejects a wrong dtype, shape or a missing tensor with 65" {
+	printf '1,2\n3,4\n' > i.csv
+	tns from-csv --dtype i32 --name X i.csv > i32.tns
+	run -65 --separate-stderr covest --sigma 1 --clip 1 --dataset cv i32.tns
+	refute_output
+	[ "$stderr" = "covest: i32.tns: tensor 'X' is i32: covest reads f32 or f64" ]
+	run -65 --separate-stderr covest --sigma 1 --clip 1 --tensor y x.tns
+	refute_output
+	[ "$stderr" = "covest: x.tns: no tensor 'y' (name the rows with --tensor)" ]
+	run -65 --separate-stderr covest --sigma 1 --clip 1 --mean mean.tns p8.tns
+	refute_output
+	[ "$stderr" = "covest: mean.tns: --mean: tensor 'mean' must hold the 8 values of the mean" ]
+}
+
+@test "covest reports a missing input with 66 and /dev/full with 74" {
+	run -66 --separate-stderr covest --sigma 1 --clip 1 no-such.tns
+	refute_output
+	[[ $stderr == "covest: no-such.tns: No such file or directory" ]]
+	run -74 --separate-stderr bash -c 'covest --sigma 1 --clip 1 x.tns > /dev/full'
+}
+
+@test "covest refuses to write to a terminal" {
+	command -v script > /dev/null || skip "no script(1)"
+	run -64 script -qec "covest --sigma 1 --clip 1 $BATS_FILE_TMPDIR/x.tns" /dev/null
+}
+
+# ---- known answers, without noise ----
+
+@test "covest --sigma 0 equals numpy: covariance, mean, count" {
+	run -0 --separate-stderr covest --sigma 0 x.tns -o o.tns
+	[[ $stderr == *"--sigma 0: no noise: the output is NOT private"* ]]
+	$PY - <<'EOF'
+from load import *
+T, M, S, E = load("o.tns")
+x = X()
+assert sorted(T) == ["count", "cov/0", "mean/0", "subspace/0"], sorted(T)
+assert T["count"] == 40
+assert (T["subspace/0"] == np.arange(6)).all()
+assert rel(T["mean/0"], x.mean(0)) < 1e-10
+C = np.cov(x, rowvar=False, bias=True)
+assert rel(T["cov/0"], C) < 1e-10, rel(T["cov/0"], C)
+assert M["cov/0"]["cov.centred"] == "true" and M["cov/0"]["cov.divisor"] == "40"
+EOF
+}
+
+@test "covest --sigma 0 writes no release and marks the output aggregate" {
+	covest -q --sigma 0 x.tns > o.tns
+	$PY - <<'EOF'
+from load import *
+T, M, S, E = load("o.tns")
+assert S["dp.raw.cv"] == "aggregate", S
+assert not E, E
+EOF
+}
+
+@test "covest reads f32 rows" {
+	covest -q --sigma 0 x32.tns > o.tns
+	$PY - <<'EOF'
+from load import *
+T, M, S, E = load("o.tns")
+x = X().astype(np.float32).astype(np.float64)
+assert rel(T["cov/0"], np.cov(x, rowvar=False, bias=True)) < 1e-10
+assert rel(T["mean/0"], x.mean(0)) < 1e-10
+EOF
+}
+
+@test "covest clips rows to norm C before accumulating" {
+	covest -q --sigma 0 --clip 12 x.tns > o.tns
+	$PY - <<'EOF'
+from load import *
+T, M, S, E = load("o.tns")
+x = X()
+n = np.linalg.norm(x, axis=1)
+assert (n > 12).any() and (n < 12).any()     # the test clips some rows
+c = clip(x, 12)
+assert rel(T["cov/0"], np.cov(c, rowvar=False, bias=True)) < 1e-10
+assert rel(T["mean/0"], c.mean(0)) < 1e-10
+EOF
+}
+
+@test "covest --mean zero gives the second moments" {
+	covest -q --sigma 0 --clip 12 --mean zero x.tns > o.tns
+	$PY - <<'EOF'
+from load import *
+T, M, S, E = load("o.tns")
+c = clip(X(), 12)
+assert "mean/0" not in T
+assert rel(T["cov/0"], c.T @ c / 40) < 1e-10
+assert M["cov/0"]["cov.centred"] == "false"
+EOF
+}
+
+@test "covest --mean FILE centres on a public mean before clipping" {
+	covest -q --sigma 0 --clip 4 --mean mean.tns x.tns > o.tns
+	$PY - <<'EOF'
+from load import *
+T, M, S, E = load("o.tns")
+m0 = np.array([1, -2, 0.5, 3, 0, 10.0])
+c = clip(X() - m0, 4)
+assert rel(T["cov/0"], c.T @ c / 40) < 1e-10
+assert (T["mean/0"] == m0).all()
+assert M["cov/0"]["cov.centred"] == "true"
+EOF
+}
+
+@test "covest --subspaces random:M gives near-equal blocks and their covariances" {
+	covest -q --sigma 0 --clip 12 --subspaces random:4 -S 11 x.tns > o.tns
+	covest -q --sigma 0 --clip 12 --subspaces random:4 -S 12 x.tns > o2.tns
+	$PY - <<'EOF'
+from load import *
+T, M, S, E = load("o.tns")
+c = clip(X(), 12)
+C, m = np.cov(c, rowvar=False, bias=True), c.mean(0)
+idx = [T["subspace/%d" % i] for i in range(4)]
+assert sorted(len(i) for i in idx) == [1, 1, 2, 2]
+assert sorted(np.concatenate(idx)) == list(range(6))
+for i, ix in enumerate(idx):
+    assert (np.diff(ix) > 0).all()
+    assert rel(T["cov/%d" % i], C[np.ix_(ix, ix)]) < 1e-10
+    assert rel(T["mean/%d" % i], m[ix]) < 1e-10
+T2 = load("o2.tns")[0]
+assert any((T2["subspace/%d" % i].shape != idx[i].shape or
+            (T2["subspace/%d" % i] != idx[i]).any()) for i in range(4))
+EOF
+}
+
+@test "covest maps rows with non-finite values to zero rows" {
+	{ cat "$FX/x.csv"; printf 'nan,1,2,3,4,5\n1,inf,1,1,1,1\n'; } > nf.csv
+	tns from-csv --header --name X nf.csv > nf.tns
+	run -0 --separate-stderr covest --sigma 0 --clip 12 --dataset cv nf.tns -o o.tns
+	[[ $stderr == *"2 rows with non-finite values were taken as zero rows"* ]]
+	$PY - <<'EOF'
+from load import *
+T, M, S, E = load("o.tns")
+c = np.vstack([clip(X(), 12), np.zeros((2, 6))])
+assert T["count"] == 42
+assert rel(T["cov/0"], np.cov(c, rowvar=False, bias=True)) < 1e-10
+EOF
+	# With noise the number of such rows is private: never shown.
+	run -0 --separate-stderr covest --sigma 1 --clip 12 --dataset cv nf.tns -o o.tns
+	[[ $stderr != *non-finite* ]]
+}
+
+@test "covest checks --count-public against the rows and divides by it" {
+	run -65 --separate-stderr covest -q --sigma 0 --count-public 41 x.tns
+	refute_output
+	[ "$stderr" = "covest: x.tns: tensor 'X' does not have the --count-public 41 rows" ]
+	covest -q --sigma 0 --count-public 40 x.tns > o.tns
+	$PY - <<'EOF'
+from load import *
+T, M, S, E = load("o.tns")
+assert T["count"] == 40
+assert rel(T["cov/0"], np.cov(X(), rowvar=False, bias=True)) < 1e-10
+EOF
+}
+
+@test "covest --subspaces select without noise keeps one block" {
+	covest -q --sigma 0 --subspaces select -S 5 x.tns > o.tns
+	$PY - <<'EOF'
+from load import *
+T, M, S, E = load("o.tns")
+assert (T["subspace/0"] == np.arange(6)).all() and "cov/1" not in T
+assert rel(T["cov/0"], np.cov(X(), rowvar=False, bias=True)) < 1e-10
+assert sorted(map(int, S["subspace.order"].split(","))) == list(range(6))
+EOF
+}
+
+@test "forward selection on public data equals PRIMA's criterion with projections" {
+	run -0 --separate-stderr covest --sigma 0.3 --clip 4 --subspaces select -S 3 --select-on pub.tns p8.tns -o o.tns
+	[[ $stderr == *"--select-on pub.tns: the subspaces depend on this data, which is declared public"* ]]
+	$PY - "$FX/pub.csv" <<'EOF'
+import sys
+from load import *
+T, M, S, E = load("o.tns")
+order = list(map(int, S["subspace.order"].split(",")))
+tau = float(M["cov/0"]["cov.noise_sd"])
+# tau is the noise sd of one covariance entry: sigma / released count
+assert abs(tau - float(E["param.sigma"]) / T["count"]) <= 1e-12 * tau
+P = clip(np.loadtxt(sys.argv[1], delimiter=","), 4)
+P = P - P.mean(0)
+n = len(P)
+def err(B):          # criterion (3) per row: ||X - P_B X||_F^2 / n + |B| tau
+    if not B:
+        return (P ** 2).sum() / n
+    A = P[:, B]
+    Proj = A @ np.linalg.pinv(A.T @ A) @ A.T      # n x n, as in the paper
+    return ((P - Proj @ P) ** 2).sum() / n + len(B) * tau
+sizes, B = [], []
+for f in order:
+    if B and err(B + [f]) > err(B):
+        sizes.append(len(B)); B = []
+    B.append(f)
+sizes.append(len(B))
+got = [len(T["subspace/%d" % i]) for i in range(len(sizes))]
+assert got == sizes and "subspace/%d" % len(sizes) not in T, (got, sizes)
+assert 1 < len(sizes) < 8, sizes     # the test exercises both outcomes
+o = 0
+for i, k in enumerate(sizes):
+    assert (T["subspace/%d" % i] == sorted(order[o:o + k])).all()
+    o += k
+EOF
+}
+
+@test "covest --subspaces select on the released covariance partitions the features" {
+	covest -q --sigma 0.5 --clip 4 --subspaces select -S 9 p8.tns > o.tns
+	covest -q --sigma 0.5 --clip 4 --subspaces select -S 9 p8.tns > o2.tns
+	cmp o.tns o2.tns
+	$PY - <<'EOF'
+from load import *
+T, M, S, E = load("o.tns")
+idx = [T[k] for k in sorted(T) if k.startswith("subspace/")]
+assert sorted(np.concatenate(idx)) == list(range(8))
+for k in T:
+    if k.startswith("cov/"):
+        i = k.split("/")[1]
+        assert T[k].shape == (len(T["subspace/" + i]),) * 2
+        assert (T[k] == T[k].T).all()
+EOF
+}
+
+# ---- the release and its ledger ----
+
+@test "covest gives the same bytes for the same seed and marks them seeded" {
+	covest -q --sigma 1 --clip 12 -S 7 x.tns > a.tns 2> err
+	# loud even with --quiet: it is about privacy
+	grep -q -- "--seed 7: the noise is reproducible and this output is NOT private" err
+	covest -q --sigma 1 --clip 12 -S 7 x.tns > b.tns 2> /dev/null
+	covest -q --sigma 1 --clip 12 -S 8 x.tns > c.tns 2> /dev/null
+	cmp a.tns b.tns
+	! cmp -s a.tns c.tns
+	covest -q --sigma 1 --clip 12 x.tns > d.tns
+	$PY - <<'EOF'
+from load import *
+assert load("a.tns")[3]["seeded"] == "true"
+assert load("d.tns")[3]["seeded"] == "false"
+EOF
+}
+
+@test "covest's seeded noise does not depend on the number of threads" {
+	# 800 features: the block's 320400 values are drawn in runs with
+	# their own generators, early (while reading) or late, by 1 or more
+	# threads.
+	$PY -c 'import numpy as np; np.save("w.npy", np.random.default_rng(5).standard_normal((10, 800)))'
+	tns from-npy --name X w.npy > w.tns
+	set -- --clip 3 --mean zero --count-public 10 --dataset w
+	OPENBLAS_NUM_THREADS=1 covest -q --sigma 1 "$@" -S 3 w.tns > a.tns 2> /dev/null
+	OPENBLAS_NUM_THREADS=2 covest -q --sigma 1 "$@" -S 3 w.tns > b.tns 2> /dev/null
+	cmp a.tns b.tns
+	covest -q --sigma 1 "$@" -S 4 w.tns > c.tns 2> /dev/null
+	! cmp -s a.tns c.tns
+	covest -q --sigma 0 "$@" w.tns > e.tns 2> /dev/null
+	# The noise of the 320400 values has sd C^2 = 9 (chi-square and
+	# mean checks, each failing with probability 2e-8 when it is right).
+	tns to-npy --tensor cov/0 -o a.npy a.tns
+	tns to-npy --tensor cov/0 -o e.npy e.tns
+	$PY - <<'EOF2'
+import numpy as np
+from scipy.stats import chi2
+z = (np.load("a.npy") - np.load("e.npy")) * 10
+v = z[np.triu_indices(800)]
+n = v.size
+q = (v ** 2).sum() / 81
+assert chi2.ppf(1e-8, n) <= q <= chi2.isf(1e-8, n), q / n
+assert abs(v.mean()) / (9 / n ** 0.5) < 5.7
+EOF2
+}
+
+@test "covest records the noise and the sensitivity in its ledger entry" {
+	covest -q --sigma 2 --clip 3 --mean zero --count-public 40 x.tns > o.tns
+	$PY - <<'EOF'
+from load import *
+T, M, S, E = load("o.tns")
+assert "dp.raw.cv" not in S, S          # the row-local mark is released
+assert E["dataset"] == "cv" and E["mechanism"] == "gaussian"
+assert E["neighbours"] == "add_remove" and E["tool"] == "covest"
+sens, sig = float(E["param.l2_sensitivity"]), float(E["param.sigma"])
+assert 9 <= sens <= 9 * (1 + 1e-6), sens          # C^2 plus the grid
+assert abs(sig / (2 * sens) - 1) < 1e-9, sig
+nm = float(E["param.noise_multiplier"])
+assert 2 <= nm <= 2 * (1 + 1e-8), nm
+o = np.array(E["orders"].split(","), float)
+r = np.array(E["rdp"].split(","), float)
+assert len(o) == 156 and np.allclose(r, o / (2 * nm ** 2), rtol=1e-12)
+assert "param.sigma_count" not in E and "param.sigma_sum" not in E
+assert T["count"] == 40
+EOF
+}
+
+@test "covest splits one Gaussian budget over second moments, sum and count" {
+	covest -q --sigma 2 --clip 3 x.tns > o.tns
+	covest -q --sigma 2 --clip 3 --split 2,1,1 x.tns > o2.tns
+	$PY - <<'EOF'
+from load import *
+for f, w in (("o.tns", (0.8, 0.1, 0.1)), ("o2.tns", (0.5, 0.25, 0.25))):
+    E = load(f)[3]
+    mu2 = 0
+    for part, sens0, wp in (("", 9, w[0]), ("_sum", 3, w[1]), ("_count", 1, w[2])):
+        s = float(E["param.l2_sensitivity" + part])
+        sig = float(E["param.sigma" + part])
+        assert sens0 <= s <= sens0 * (1 + 1e-6)
+        assert abs(float(E["param.weight" + ("_cov" if not part else part)]) - wp) < 1e-15
+        # each part gets the share w of mu^2 = 1 / sigma^2
+        assert abs((s / sig) ** 2 / (wp / 4) - 1) < 1e-8
+        mu2 += (s / sig) ** 2
+    assert abs(mu2 * 4 - 1) < 1e-8
+EOF
+}
+
+@test "covest --neighbours replace-one doubles the sensitivity and keeps the count" {
+	covest -q --sigma 2 --clip 3 --neighbours replace-one x.tns > o.tns
+	$PY - <<'EOF'
+from load import *
+T, M, S, E = load("o.tns")
+assert E["neighbours"] == "replace_one"
+s = float(E["param.l2_sensitivity"])
+assert 2 ** 0.5 * 9 <= s <= 2 ** 0.5 * 9 * (1 + 1e-6), s
+assert 6 <= float(E["param.l2_sensitivity_sum"]) <= 6 * (1 + 1e-6)
+assert "param.sigma_count" not in E and T["count"] == 40
+EOF
+}
+
+@test "rdp-account reads the epsilon that covest was asked for" {
+	command -v rdp-account > /dev/null || skip "rdp-account is not built"
+	covest -q --epsilon 0.7 --delta 1e-6 --clip 3 --subspaces random:2 x.tns > o.tns
+	run -0 --separate-stderr rdp-account ledger --format tsv --delta 1e-6 o.tns
+	eps=$(awk -F '\t' '$1 == "cv" { print $3 }' <<< "$output")
+	awk -v e="$eps" 'BEGIN { exit !(e <= 0.7 * (1 + 1e-12) && e >= 0.7 * (1 - 1e-6)) }'
+}
+
+@test "covest --calibration agm uses the analytic Gaussian noise multiplier" {
+	covest -q --epsilon 1 --delta 1e-5 --calibration agm --clip 3 --mean zero --count-public 40 x.tns > o.tns
+	$PY - <<'EOF'
+from load import *
+from scipy.stats import norm
+from scipy.optimize import brentq
+E = load("o.tns")[3]
+# Balle and Wang 2018, Theorem 8: the smallest sigma with delta(eps) <= 1e-5
+d = lambda s: norm.cdf(1 / (2 * s) - s) - np.e * norm.cdf(-1 / (2 * s) - s) - 1e-5
+s = brentq(d, 0.1, 100, xtol=1e-14)
+assert abs(float(E["param.noise_multiplier"]) / s - 1) < 1e-7, (E["param.noise_multiplier"], s)
+EOF
+}
+
+# ---- the noise ----
+
+@test "the noise of the second moments has variance sigma^2 C^4, independent and symmetric" {
+	# Fixed seed, 21 upper entries.  Each chi-square check fails with
+	# probability 2e-8 and each of the 210 correlation and 21 mean checks
+	# with 2e-9 when the noise is right: at most 9e-7 in all.
+	covest -q --sigma 0.5 --clip 2 --mean zero --count-public 40 --audit-repeat 15000 -S 21 x.tns > a.tns 2> /dev/null
+	covest -q --sigma 0 --clip 2 --mean zero x.tns > exact.tns
+	$PY - <<'EOF'
+from load import *
+from scipy.stats import chi2
+T, M, S, E = load("a.tns")
+ex = load("exact.tns")[0]["cov/0"] * 40
+N = 15000
+Z = np.array([T["cov/0/%d" % r] * 40 - ex for r in range(N)])
+assert all((T["cov/0/%d" % r] == T["cov/0/%d" % r].T).all() for r in range(N))
+iu = np.triu_indices(6)
+V = Z[:, iu[0], iu[1]]                # N x 21 upper entries
+sd = 0.5 * 2 ** 2                     # sigma C^2
+lo, hi = chi2.ppf(1e-8, N - 1), chi2.isf(1e-8, N - 1)
+for j in range(V.shape[1]):
+    q = ((V[:, j] - V[:, j].mean()) ** 2).sum() / sd ** 2
+    assert lo <= q <= hi, (j, q / (N - 1))
+    assert abs(V[:, j].mean()) / (sd / N ** 0.5) < 6
+R = np.corrcoef(V.T)
+off = R[np.triu_indices(21, 1)]
+assert (np.abs(off) * (N - 1) ** 0.5 < 6).all(), np.abs(off).max()
+assert S["dp.audit"] == "15000" and E["param.audit_releases"] == "15000"
+o = np.array(E["orders"].split(","), float)
+r = np.array(E["rdp"].split(","), float)
+assert np.allclose(r, N * o / (2 * float(E["param.noise_multiplier"]) ** 2), rtol=1e-12)
+EOF
+}
+
+@test "--audit-repeat writes every tensor once per release" {
+	covest -q --sigma 1 --clip 3 --subspaces random:2 --audit-repeat 3 -S 4 x.tns > a.tns 2> /dev/null
+	$PY - <<'EOF'
+from load import *
+T, M, S, E = load("a.tns")
+want = {"%s/%d" % (n, r) for r in range(3) for n in
+        ("count", "subspace/0", "subspace/1", "mean/0", "mean/1", "cov/0", "cov/1")}
+assert set(T) == want, sorted(set(T) ^ want)
+assert (T["subspace/0/0"] == T["subspace/0/2"]).all()   # one partition
+assert (T["cov/0/0"] != T["cov/0/1"]).any()             # fresh noise
+EOF
+}
+
+# ---- the privacy audit (tests/audit.bash) ----
+
+# project FILE FEATURE...: for each release of an audit stream, the sum of
+# the noisy second moments S[j][j] = cov[j][j] * count over the features j,
+# wherever the release's subspaces put them.
+project() {
+	$PY - "$@" <<'EOF'
+import sys
+from load import *
+T, M, S, E = load(sys.argv[1])
+feats = list(map(int, sys.argv[2:]))
+for r in range(int(S["dp.audit"])):
+    n, tot = float(T["count/%d" % r]), 0.0
+    for j in feats:
+        i = 0
+        while j not in T["subspace/%d/%d" % (i, r)]:
+            i += 1
+        k = list(T["subspace/%d/%d" % (i, r)]).index(j)
+        tot += T["cov/%d/%d" % (i, r)][k, k] * n
+    print(repr(tot))
+EOF
+}
+
+@test "the clipping canary passes the Gaussian audit" {
+	# D: two zero rows; D': the same and a row 1000 C long.  Clipped to
+	# C, it moves S[0][0] by C^2, so mu is exactly 1 / noise multiplier.
+	printf '0,0\n0,0\n' > d.csv
+	printf '0,0\n0,0\n1000,0\n' > d2.csv
+	featurize --no-label --header no --dataset can --dtype f64 d.csv > d.tns
+	featurize --no-label --header no --dataset can --dtype f64 d2.csv > d2.tns
+	covest -q --sigma 1 --clip 1 --mean zero --count-public 2 --audit-repeat 16000 -S 31 d.tns > a.tns 2> /dev/null
+	covest -q --sigma 1 --clip 1 --mean zero --count-public 3 --audit-repeat 16000 -S 32 d2.tns > a2.tns 2> /dev/null
+	project a.tns 0 > p
+	project a2.tns 0 > p2
+	mu=$($PY -c 'from load import *; print(1 / float(load("a.tns")[3]["param.noise_multiplier"]))')
+	run -0 --separate-stderr audit_mu_lb p p2
+	audit_le "$output" "$mu"
+	audit_gt "$output" 0.5		# and the audit is not vacuous
+}
+
+# block_audit [OPTION...]: 8 features in 4 random blocks of 2 (the
+# partition of seed 41).  D: two zero rows; D': the same and a canary row
+# with C at one feature of each block.  Whole-row clipping scales it to
+# C/2 per block, so the sum of the 4 diagonal entries moves by C^2 with
+# noise of sd 2 sigma C^2: mu = 0.5.  PRIMA's per-block accounting clips
+# each block to C on its own and keeps one sigma per block: the sum moves
+# by 4 C^2, mu = 2, twice the mu = 1 its ledger claims.
+block_audit() {
+	printf '0,0,0,0,0,0,0,0\n0,0,0,0,0,0,0,0\n' > d.csv
+	featurize --no-label --header no --dataset can --dtype f64 d.csv > x8.tns
+	covest -q --sigma 0 --subspaces random:4 -S 41 x8.tns > part.tns 2> /dev/null
+	feats=$($PY -c 'from load import *
+T = load("part.tns")[0]
+print(*[T["subspace/%d" % i][0] for i in range(4)])')
+	$PY -c 'import sys; r = [0] * 8
+for j in sys.argv[1:]: r[int(j)] = 1
+print(",".join(map(str, r)))' $feats > row.csv
+	cat d.csv row.csv > d2.csv
+	featurize --no-label --header no --dataset can --dtype f64 d2.csv > x8b.tns
+	covest -q --sigma 1 --clip 1 --mean zero --count-public 2 --subspaces random:4 --audit-repeat 7000 -S 42 "$@" x8.tns > a.tns 2> /dev/null
+	covest -q --sigma 1 --clip 1 --mean zero --count-public 3 --subspaces random:4 --audit-repeat 7000 -S 41 "$@" x8b.tns > a2.tns 2> /dev/null
+	project a.tns $feats > p
+	project a2.tns $feats > p2
+}
+
+@test "the block-diagonal canary passes the Gaussian audit" {
+	block_audit
+	run -0 --separate-stderr audit_mu_lb p p2
+	audit_le "$output" 1
+}
+
+@test "the audit catches blocks calibrated as if each had its own budget" {
+	PRIVADA_TEST_UNSAFE=1 block_audit --unsafe-test-miscalibrate per-block
+	run -0 --separate-stderr audit_mu_lb p p2
+	audit_gt "$output" 1
+}
+
+@test "covest refuses --unsafe-test-miscalibrate without PRIVADA_TEST_UNSAFE=1" {
+	run -64 --separate-stderr covest --sigma 1 --clip 1 --subspaces random:2 --unsafe-test-miscalibrate per-block x.tns
+	refute_output
+	[[ $stderr == "covest: --unsafe-test-miscalibrate is refused unless PRIVADA_TEST_UNSAFE=1"* ]]
+}
