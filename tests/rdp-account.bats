@@ -670,3 +670,14 @@ gamma() {
 	run -0 --separate-stderr rdp-account ledger --budget 1 --delta 1e-5 x.tns
 	assert_output "no datasets: the streams carry no privacy ledger"
 }
+
+@test "rdp-account sgm --pld gives the PLD epsilon of dp_accounting (1%) below the RDP one" {
+	run -0 --separate-stderr rdp-account --format tsv --delta 1e-5 sgm --q 0.01 --sigma 1.1 --steps 10000 --pld
+	pld=$(printf '%s\n' "$output" | awk -F'\t' '$1 == "epsilon_pld" { print $2 }')
+	rdp=$(printf '%s\n' "$output" | awk -F'\t' '$1 == "epsilon" { print $2 }')
+	# sgm_epsilon_pld.csv: 0.01,1.1,10000,1e-05 -> 5.192620123006306 (dp_accounting PLD)
+	awk -v a="$pld" -v b=5.192620123006306 -v r="$rdp" \
+		'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.01 * b && a < r) }'
+	run -0 --separate-stderr rdp-account --format tsv --delta 1e-5 sgm --q 0.01 --sigma 1.1 --steps 10000
+	refute_output --partial epsilon_pld
+}

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "ledger.h"
+#include "pld.h"
 #include "rdp.h"
 #include "tensor.h"
 #include "tstream.h"
@@ -33,13 +34,13 @@ enum {
 	B_Q = 1 << 0, B_SIGMA = 1 << 1, B_STEPS = 1 << 2, B_EPS = 1 << 3,
 	B_SOLVE = 1 << 4, B_SENS = 1 << 5, B_COUNT = 1 << 6, B_SCALE = 1 << 7,
 	B_GAMMA = 1 << 8, B_QUERIES = 1 << 9, B_COUNTS = 1 << 10,
-	B_DDEP = 1 << 11, B_ANALYTIC = 1 << 12
+	B_DDEP = 1 << 11, B_ANALYTIC = 1 << 12, B_PLD = 1 << 13
 };
 
 /* getopt values of the long-only options. */
 enum {
 	L_ALLOW_SEEDED = 256, L_ANALYTIC, L_BUDGET, L_CONVERSION, L_COUNT,
-	L_COUNTS, L_DDEP, L_FORMAT, L_GAMMA, L_ORDERS, L_Q, L_QUERIES,
+	L_COUNTS, L_DDEP, L_FORMAT, L_GAMMA, L_ORDERS, L_PLD, L_Q, L_QUERIES,
 	L_REPEAT, L_SCALE, L_SENS, L_SIGMA, L_SOLVE, L_STEPS
 };
 
@@ -57,6 +58,7 @@ static const struct option longopts[] = {
 	{ "gamma", required_argument, NULL, L_GAMMA },
 	{ "help", no_argument, NULL, 'h' },
 	{ "orders", required_argument, NULL, L_ORDERS },
+	{ "pld", no_argument, NULL, L_PLD },
 	{ "q", required_argument, NULL, L_Q },
 	{ "queries", required_argument, NULL, L_QUERIES },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -85,13 +87,14 @@ static const struct {
 	{ L_COUNTS, B_COUNTS, "--counts" },
 	{ L_DDEP, B_DDEP, "--data-dependent" },
 	{ L_ANALYTIC, B_ANALYTIC, "--analytic" },
+	{ L_PLD, B_PLD, "--pld" },
 };
 
 static const struct {
 	const char *name;
 	unsigned allowed;
 } kinds[] = {
-	[K_SGM] = { "sgm", B_Q | B_SIGMA | B_STEPS | B_EPS | B_SOLVE },
+	[K_SGM] = { "sgm", B_Q | B_SIGMA | B_STEPS | B_EPS | B_SOLVE | B_PLD },
 	[K_GAUSSIAN] = { "gaussian", B_SIGMA | B_SENS | B_COUNT | B_EPS |
 	    B_SOLVE | B_ANALYTIC },
 	[K_LAPLACE] = { "laplace", B_SCALE | B_SENS | B_COUNT },
@@ -109,7 +112,7 @@ struct event {
 	unsigned given;			/* B_* bits of the options given */
 	double q, sigma, sens, scale, gamma, target;
 	uint64_t steps, count, queries;
-	int solve, data_dependent, analytic;
+	int solve, data_dependent, analytic, pld;
 	const char *counts_path;
 	double *votes;			/* the histograms, one after another */
 	size_t *qoff;			/* query i: votes[qoff[i] .. qoff[i+1]) */
@@ -138,6 +141,7 @@ struct result {
 	struct rdp_acct *total;
 	double eps, order;
 	double eps_analytic;		/* NAN unless every event is Gaussian */
+	double eps_pld;			/* NAN unless one sgm event */
 	double eps_pure;		/* NAN unless every event is pure DP */
 	int data_dependent;
 };
@@ -159,8 +163,8 @@ usage(int status)
 		fputs(
 "\n"
 "events (each one release or a series of them; '+' composes events):\n"
-"  sgm --q q --sigma s --steps n    Poisson-subsampled Gaussian (DP-SGD),\n"
-"                                   sigma the noise multiplier\n"
+"  sgm --q q --sigma s --steps n [--pld]   Poisson-subsampled Gaussian\n"
+"                                   (DP-SGD), sigma the noise multiplier\n"
 "  sgm --epsilon e --solve sigma|steps|q   and the other two parameters\n"
 "  gaussian --sigma s [--sensitivity l2] [--count n]\n"
 "  gaussian --epsilon e --solve sigma [--analytic] [--sensitivity l2]\n"
@@ -192,6 +196,8 @@ usage(int status)
 "  --data-dependent        pate-*: bound from --counts (see above)\n"
 "  --format f              text (default), tsv or json\n"
 "  --gamma g               pate-lnmax: inverse Laplace scale per count\n"
+"  --pld                   sgm alone: also the privacy loss distribution's\n"
+"                          epsilon (tighter; not used by the ledger)\n"
 "  --orders list           RDP orders: default, opacus, pate or a comma\n"
 "                          list (default: default)\n"
 "  --q q                   sgm: sampling probability, 0 <= q <= 1\n"
@@ -260,6 +266,9 @@ event_option(struct event *e, int ch, unsigned bit, const char *name,
 		break;
 	case L_COUNT:
 		e->count = count_arg(name, arg);
+		break;
+	case L_PLD:
+		e->pld = 1;
 		break;
 	case L_COUNTS:
 		e->counts_path = arg;
@@ -695,6 +704,15 @@ compute(struct opts *o, struct result *res, double *tmp)
 			rdp_check(rc, "analytic Gaussian epsilon");
 	}
 	res->eps_pure = all_pure ? pure : NAN;
+	res->eps_pld = NAN;
+	if (o->nev == 1 && o->ev[0].kind == K_SGM && o->ev[0].pld) {
+		/* A second, usually tighter bound: the privacy loss
+		 * distribution (lib/pld.h); both are valid upper bounds. */
+		int rc = pld_sgm_epsilon(o->ev[0].q, o->ev[0].sigma,
+		    o->ev[0].steps, o->delta, 0, &res->eps_pld);
+		if (rc != 0)
+			res->eps_pld = NAN;	/* outside PLD's range: RDP only */
+	}
 }
 
 /* ---- output helpers ---- */
@@ -871,6 +889,9 @@ text_events(const struct opts *o, const struct result *res)
 	if (!isnan(res->eps_pure))
 		printf("epsilon %.6g at delta 0 (pure DP, basic composition)\n",
 		    res->eps_pure);
+	if (!isnan(res->eps_pld))
+		printf("epsilon %.6g at delta %g (privacy loss distribution, "
+		    "connect-the-dots upper bound)\n", res->eps_pld, o->delta);
 	if (res->data_dependent)
 		printf("%s\n", DD_NOTE);
 	if (o->verbose) {
@@ -938,6 +959,11 @@ tsv_events(const struct opts *o, const struct result *res)
 	if (!isnan(res->eps_pure)) {
 		printf("epsilon_pure\t");
 		num(F_TSV, res->eps_pure);
+		putchar('\n');
+	}
+	if (!isnan(res->eps_pld)) {
+		printf("epsilon_pld\t");
+		num(F_TSV, res->eps_pld);
 		putchar('\n');
 	}
 	if (res->data_dependent)
@@ -1011,6 +1037,8 @@ json_events(const struct opts *o, const struct result *res)
 	jnum(&first, "order", res->order);
 	if (!isnan(res->eps_analytic))
 		jnum(&first, "epsilon_analytic", res->eps_analytic);
+	if (!isnan(res->eps_pld))
+		jnum(&first, "epsilon_pld", res->eps_pld);
 	if (!isnan(res->eps_pure))
 		jnum(&first, "epsilon_pure", res->eps_pure);
 	if (res->data_dependent) {
