@@ -307,6 +307,7 @@ cli_out_open_path(const char *path)
 	static mode_t mask;
 	static int have_mask;
 	struct outfile *o;
+	struct stat st;
 	int fd, e;
 
 	if (!have_mask) {
@@ -319,6 +320,17 @@ cli_out_open_path(const char *path)
 	o = &outs[nouts];
 	o->fp = NULL;
 	o->path = cli_strdup(path);
+	o->tmp = NULL;
+	/* A device, FIFO or socket (/dev/null, /dev/stdout, a named pipe)
+	 * is written in place: renaming a file over it would replace it. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
+			cli_die(EX_CANTCREAT, "%s: is a directory", path);
+		if ((o->fp = fopen(path, "wb")) == NULL)
+			cli_die(EX_CANTCREAT, "%s: %s", path, strerror(errno));
+		nouts++;
+		return o->fp;
+	}
 	if (asprintf(&o->tmp, "%s.tmpXXXXXX", path) < 0)
 		cli_die(EX_OSERR, "out of memory");
 	if ((fd = mkstemp(o->tmp)) < 0) {

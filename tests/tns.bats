@@ -752,3 +752,15 @@ np.save("v1.npy", a)
 	run -0 --separate-stderr tns info --format json l.tns
 	assert_output --partial "$long"
 }
+
+@test "tns -o writes a device in place and never replaces it" {
+	printf '1,2\n' > x.csv
+	run -0 --separate-stderr tns from-csv -o /dev/null x.csv
+	[ -c /dev/null ]
+	run -74 --separate-stderr tns from-csv -o /dev/full x.csv
+	[ -c /dev/full ]
+	[[ $stderr == *"No space left on device"* ]]
+	mkdir d.tns
+	run -73 --separate-stderr tns from-csv -o d.tns x.csv
+	[[ $stderr == "tns: d.tns: is a directory" ]]
+}

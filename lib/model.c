@@ -1,0 +1,268 @@
+/* model.c: a dense classifier and its tensor-stream form (see model.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+static int
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL && errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+int
+model_init(struct nn_model *m, const size_t *w, size_t nlayers)
+{
+	size_t end;
+	int rc;
+
+	memset(m, 0, sizeof *m);
+	if ((rc = nn_net_init(&m->net, w, nlayers, NN_ACT_IDENTITY, 0,
+	    &end)) != 0)
+		return rc;
+	if (end > SIZE_MAX / sizeof(float) ||
+	    (m->param = calloc(end ? end : 1, sizeof(float))) == NULL) {
+		memset(m, 0, sizeof *m);
+		return NN_E_NOMEM;
+	}
+	m->nparam = end;
+	return 0;
+}
+
+void
+model_free(struct nn_model *m)
+{
+	if (m == NULL)
+		return;
+	free(m->param);
+	memset(m, 0, sizeof *m);
+}
+
+size_t
+model_inputs(const struct nn_model *m)
+{
+	return m->net.layer[0].in;
+}
+
+size_t
+model_classes(const struct nn_model *m)
+{
+	return m->net.layer[m->net.nlayers - 1].out;
+}
+
+void
+model_arch(const struct nn_model *m, char *buf, size_t len)
+{
+	size_t k;
+
+	k = (size_t)snprintf(buf, len, "%s:%zu", m->net.nlayers == 1 ?
+	    "logreg" : "mlp", m->net.layer[0].in);
+	for (size_t l = 0; l < m->net.nlayers && k < len; l++)
+		k += (size_t)snprintf(buf + k, len - k, "-%zu",
+		    m->net.layer[l].out);
+}
+
+int
+model_parse_arch(const char *s, size_t *w, size_t *nlayers, char *err,
+    size_t errlen)
+{
+	const char *p;
+	size_t n = 0;
+	int logreg;
+
+	if (strncmp(s, "mlp:", 4) == 0) {
+		logreg = 0;
+		p = s + 4;
+	} else if (strncmp(s, "logreg:", 7) == 0) {
+		logreg = 1;
+		p = s + 7;
+	} else {
+		return fail(err, errlen, "model.arch '%.64s': expected "
+		    "'mlp:' or 'logreg:' and widths", s);
+	}
+	for (;;) {
+		unsigned long long v = 0;
+		const char *start = p;
+
+		while (*p >= '0' && *p <= '9') {
+			v = v * 10 + (unsigned long long)(*p - '0');
+			if (v > NN_MAX_WIDTH)
+				break;
+			p++;
+		}
+		if (p == start || v == 0 || v > NN_MAX_WIDTH)
+			return fail(err, errlen, "model.arch '%.64s': widths "
+			    "must be integers from 1 to %u", s, NN_MAX_WIDTH);
+		if (n > NN_MAX_LAYERS)
+			return fail(err, errlen, "model.arch '%.64s': more "
+			    "than %d layers", s, NN_MAX_LAYERS);
+		w[n++] = (size_t)v;
+		if (*p == '\0')
+			break;
+		if (*p++ != '-')
+			return fail(err, errlen, "model.arch '%.64s': widths "
+			    "are separated by '-'", s);
+	}
+	if (n < 2 || (logreg && n != 2))
+		return fail(err, errlen, "model.arch '%.64s': %s", s, logreg ?
+		    "logreg has exactly two widths" : "at least two widths");
+	*nlayers = n - 1;
+	return 0;
+}
+
+int
+model_put_meta(const struct nn_model *m, struct ts_meta *meta)
+{
+	char arch[MODEL_MAX_ARCH];
+
+	model_arch(m, arch, sizeof arch);
+	if (ts_meta_set(meta, "model.arch", arch) != 0 ||
+	    ts_meta_set(meta, "model.activation", "relu") != 0 ||
+	    ts_meta_setf(meta, "model.classes", "%zu", model_classes(m)) != 0)
+		return -1;
+	return 0;
+}
+
+/* A header for a parameter tensor of 1 or 2 dims pointing at data. */
+static int
+param_tensor(struct tensor *t, const char *name, size_t d0, size_t d1,
+    float *data)
+{
+	uint64_t dims[2] = { d0, d1 };
+
+	if (tensor_init(t, name, TS_F32, d1 ? 2 : 1, dims) != 0)
+		return TS_E_USAGE;
+	t->data = data;
+	return 0;
+}
+
+int
+model_write(struct ts_writer *w, const struct nn_model *m)
+{
+	for (size_t l = 0; l < m->net.nlayers; l++) {
+		const struct nn_layer *L = &m->net.layer[l];
+		float *W = m->param + L->off;
+		struct tensor t;
+		char name[64];
+		int rc;
+
+		snprintf(name, sizeof name, "model/fc%zu/W", l + 1);
+		if ((rc = param_tensor(&t, name, L->in, L->out, W)) != 0 ||
+		    (rc = ts_write_tensor(w, &t)) != 0)
+			return rc;
+		snprintf(name, sizeof name, "model/fc%zu/b", l + 1);
+		if ((rc = param_tensor(&t, name, L->out, 0, W + L->in *
+		    L->out)) != 0 || (rc = ts_write_tensor(w, &t)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The tensor named name among t[0..nt-1], or NULL. */
+static const struct tensor *
+find(const struct tensor *t, size_t nt, const char *name)
+{
+	for (size_t i = 0; i < nt; i++)
+		if (strcmp(t[i].name, name) == 0)
+			return &t[i];
+	return NULL;
+}
+
+/* Check one parameter tensor and copy it to dst. */
+static int
+take(const struct tensor *t, size_t nt, const char *name, size_t d0,
+    size_t d1, float *dst, char *err, size_t errlen)
+{
+	const struct tensor *x = find(t, nt, name);
+	int ndim = d1 ? 2 : 1;
+
+	if (x == NULL)
+		return fail(err, errlen, "tensor '%s' is missing", name);
+	if (x->dtype != TS_F32)
+		return fail(err, errlen, "tensor '%s': dtype %s, expected f32",
+		    name, ts_dtype_name(x->dtype) ? ts_dtype_name(x->dtype) :
+		    "?");
+	if (x->ndim != ndim || x->dims[0] != d0 || (d1 && x->dims[1] != d1))
+	{
+		char want[64];
+
+		if (d1)
+			snprintf(want, sizeof want, "(%zu, %zu)", d0, d1);
+		else
+			snprintf(want, sizeof want, "(%zu,)", d0);
+		return fail(err, errlen, "tensor '%s': shape does not match "
+		    "model.arch (expected %s)", name, want);
+	}
+	memcpy(dst, x->data, d0 * (d1 ? d1 : 1) * sizeof *dst);
+	return 0;
+}
+
+int
+model_read(struct nn_model *m, const struct ts_meta *meta,
+    const struct tensor *t, size_t nt, char *err, size_t errlen)
+{
+	size_t w[NN_MAX_LAYERS + 2], nl;
+	const char *arch = ts_meta_get(meta, "model.arch"), *v;
+	char name[64];
+	int rc;
+
+	memset(m, 0, sizeof *m);
+	if (arch == NULL)
+		return fail(err, errlen, "no model.arch key: not a model "
+		    "stream");
+	if (model_parse_arch(arch, w, &nl, err, errlen) != 0)
+		return -1;
+	if ((v = ts_meta_get(meta, "model.activation")) != NULL &&
+	    strcmp(v, "relu") != 0)
+		return fail(err, errlen, "model.activation '%.64s': only relu "
+		    "is supported", v);
+	if ((v = ts_meta_get(meta, "model.classes")) != NULL) {
+		char buf[32];
+
+		snprintf(buf, sizeof buf, "%zu", w[nl]);
+		if (strcmp(v, buf) != 0)
+			return fail(err, errlen, "model.classes '%.64s' "
+			    "disagrees with model.arch '%.64s'", v, arch);
+	}
+	if ((rc = model_init(m, w, nl)) != 0)
+		return fail(err, errlen, "%s", rc == NN_E_NOMEM ?
+		    "out of memory" : "model.arch: bad widths");
+	for (size_t l = 0; l < nl; l++) {
+		const struct nn_layer *L = &m->net.layer[l];
+		float *W = m->param + L->off;
+
+		snprintf(name, sizeof name, "model/fc%zu/W", l + 1);
+		if (take(t, nt, name, L->in, L->out, W, err, errlen) != 0)
+			goto bad;
+		snprintf(name, sizeof name, "model/fc%zu/b", l + 1);
+		if (take(t, nt, name, L->out, 0, W + L->in * L->out, err,
+		    errlen) != 0)
+			goto bad;
+	}
+	/* A layer beyond model.arch means the stream is inconsistent. */
+	for (size_t i = 0; i < nt; i++) {
+		unsigned long long k;
+		char tail[8];
+
+		if (sscanf(t[i].name, "model/fc%llu/%7s", &k, tail) == 2 &&
+		    (k == 0 || k > nl)) {
+			fail(err, errlen, "tensor '%s' is not a layer of "
+			    "model.arch '%.64s'", t[i].name, arch);
+			goto bad;
+		}
+	}
+	return 0;
+bad:
+	model_free(m);
+	return -1;
+}

@@ -1,0 +1,1023 @@
+/* nn.c: dense networks and the DP-SGD mechanism (see nn.h). */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "la.h"
+#include "nn.h"
+#include "noise.h"
+#include "noise_fast.h"
+
+const char *
+nn_strerror(int code)
+{
+	switch (code) {
+	case NN_OK:
+		return "success";
+	case NN_E_RANGE:
+		return "argument out of range";
+	case NN_E_NOMEM:
+		return "out of memory";
+	case NN_E_NOISE:
+		return "the noise sampler failed";
+	default:
+		return "unknown error";
+	}
+}
+
+/* ---- nets ---- */
+
+size_t
+nn_layer_params(const struct nn_layer *l)
+{
+	return l->in * l->out + l->out;
+}
+
+int
+nn_net_init(struct nn_net *net, const size_t *w, size_t nlayers,
+    int act_last, size_t off, size_t *end)
+{
+	memset(net, 0, sizeof *net);
+	if (nlayers == 0 || nlayers > NN_MAX_LAYERS)
+		return NN_E_RANGE;
+	for (size_t l = 0; l <= nlayers; l++)
+		if (w[l] == 0 || w[l] > NN_MAX_WIDTH)
+			return NN_E_RANGE;
+	for (size_t l = 0; l < nlayers; l++) {
+		struct nn_layer *L = &net->layer[l];
+		size_t np;
+
+		L->in = w[l];
+		L->out = w[l + 1];
+		L->act = l + 1 < nlayers ? NN_ACT_RELU : act_last;
+		L->off = off;
+		/* Widths are below 2^24, so in * out + out < 2^49 fits;
+		 * the running offset is checked. */
+		np = nn_layer_params(L);
+		if (off > SIZE_MAX - np)
+			return NN_E_RANGE;
+		off += np;
+	}
+	net->nlayers = nlayers;
+	if (end != NULL)
+		*end = off;
+	return 0;
+}
+
+size_t
+nn_first_trained(const struct nn_net *net)
+{
+	size_t l = 0;
+
+	while (l < net->nlayers && net->layer[l].frozen)
+		l++;
+	return l;
+}
+
+size_t
+nn_trained_params(const struct nn_net *net)
+{
+	size_t n = 0;
+
+	for (size_t l = 0; l < net->nlayers; l++)
+		if (!net->layer[l].frozen)
+			n += nn_layer_params(&net->layer[l]);
+	return n;
+}
+
+void
+nn_init_params(const struct nn_net *net, float *param, struct rng *r,
+    int zero)
+{
+	for (size_t l = 0; l < net->nlayers; l++) {
+		const struct nn_layer *L = &net->layer[l];
+		float *W = param + L->off;
+		size_t nw = L->in * L->out;
+		double a = L->act == NN_ACT_RELU ? sqrt(6.0 / (double)L->in) :
+		    sqrt(6.0 / (double)(L->in + L->out));
+
+		for (size_t i = 0; i < nw; i++) {
+			/* 24 uniform bits: u in [0, 1), exactly. */
+			double u = ldexp((double)(rng_u64(r) >> 40), -24);
+			W[i] = zero ? 0.0f : (float)((2 * u - 1) * a);
+		}
+		memset(W + nw, 0, L->out * sizeof *W);
+	}
+}
+
+/* ---- workspace ---- */
+
+int
+nn_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
+{
+	size_t total = 0, big = 0;
+
+	memset(ws, 0, sizeof *ws);
+	if (cap == 0 || cap > SIZE_MAX / 2 / NN_MAX_WIDTH / sizeof(float))
+		return NN_E_NOMEM;
+	/* Activations and gradients of every layer, plus the largest W for
+	 * the f32 clipped sums.  Each term is below cap * 2^24 floats. */
+	for (size_t l = 0; l < net->nlayers; l++) {
+		size_t w = net->layer[l].in * net->layer[l].out;
+
+		if (total > SIZE_MAX / sizeof(float) / 4 - 2 * cap *
+		    net->layer[l].out)
+			return NN_E_NOMEM;
+		total += 2 * cap * net->layer[l].out;
+		if (w > big)
+			big = w;
+	}
+	if (total > SIZE_MAX / sizeof(float) / 2 - big)
+		return NN_E_NOMEM;
+	total += big;
+	if ((ws->buf = malloc(total * sizeof(float))) == NULL)
+		return NN_E_NOMEM;
+	total = 0;
+	for (size_t l = 0; l < net->nlayers; l++) {
+		ws->a[l + 1] = ws->buf + total;
+		total += cap * net->layer[l].out;
+		ws->g[l] = ws->buf + total;
+		total += cap * net->layer[l].out;
+	}
+	ws->sum32 = ws->buf + total;
+	ws->cap = cap;
+	ws->nlayers = net->nlayers;
+	return 0;
+}
+
+void
+nn_ws_free(struct nn_ws *ws)
+{
+	if (ws == NULL)
+		return;
+	free(ws->buf);
+	free(ws->sum64);
+	memset(ws, 0, sizeof *ws);
+}
+
+/* ---- forward, loss, backward ---- */
+
+/*
+ * Element-wise loops work on blocks of 8 copied into local arrays: in
+ * that form GCC's -O2 vectoriser (which refuses loops needing an
+ * epilogue or a branch) turns them into SIMD compares and masks; the
+ * scalar tail handles the rest.  The results are the same either way.
+ */
+#define VB 8
+
+/* z <- act(z + b) for one row of len values. */
+static void
+bias_act(float *z, const float *b, size_t len, int relu)
+{
+	size_t k = 0;
+
+	for (; k + VB <= len; k += VB) {
+		float v[VB], c[VB];
+
+		memcpy(v, z + k, sizeof v);
+		memcpy(c, b + k, sizeof c);
+		for (size_t j = 0; j < VB; j++) {
+			v[j] += c[j];
+			if (relu)
+				v[j] = v[j] > 0.0f ? v[j] : 0.0f;
+		}
+		memcpy(z + k, v, sizeof v);
+	}
+	for (; k < len; k++) {
+		float v = z[k] + b[k];
+		z[k] = relu && !(v > 0.0f) ? 0.0f : v;
+	}
+}
+
+void
+nn_forward_to(const struct nn_net *net, const float *param,
+    struct nn_ws *ws, float *x, size_t n, size_t upto)
+{
+	ws->a[0] = x;
+	ws->n = n;
+	for (size_t l = 0; l < upto && l < net->nlayers; l++) {
+		const struct nn_layer *L = &net->layer[l];
+		const float *W = param + L->off, *b = W + L->in * L->out;
+		float *z = ws->a[l + 1];
+
+		la_sgemm(0, 0, n, L->out, L->in, 1.0f, ws->a[l], W, 0.0f, z);
+		for (size_t i = 0; i < n; i++)
+			bias_act(z + i * L->out, b, L->out,
+			    L->act == NN_ACT_RELU);
+	}
+}
+
+void
+nn_forward(const struct nn_net *net, const float *param, struct nn_ws *ws,
+    float *x, size_t n)
+{
+	nn_forward_to(net, param, ws, x, n, net->nlayers);
+}
+
+float *
+nn_output(const struct nn_net *net, const struct nn_ws *ws)
+{
+	return ws->a[net->nlayers];
+}
+
+double
+nn_softmax_xent(const float *z, const int32_t *y, size_t n, size_t k,
+    float *g, double *loss, size_t *bad)
+{
+	double total = 0;
+	size_t nbad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const float *zi = z + i * k;
+		float *gi = g + i * k;
+		double m = -INFINITY, s = 0, li = 0;
+		int ok = y[i] >= 0 && (size_t)y[i] < k;
+
+		for (size_t j = 0; ok && j < k; j++) {
+			if (!isfinite(zi[j]))
+				ok = 0;
+			else if (zi[j] > m)
+				m = zi[j];
+		}
+		if (!ok) {
+			memset(gi, 0, k * sizeof *gi);
+			nbad++;
+		} else {
+			/* log-sum-exp with the maximum subtracted: every
+			 * exponent is <= 0, so nothing overflows. */
+			for (size_t j = 0; j < k; j++)
+				s += exp((double)zi[j] - m);
+			li = m + log(s) - zi[y[i]];
+			for (size_t j = 0; j < k; j++)
+				gi[j] = (float)(exp((double)zi[j] - m) / s);
+			gi[y[i]] -= 1.0f;
+			total += li;
+		}
+		if (loss != NULL)
+			loss[i] = li;
+	}
+	if (bad != NULL)
+		*bad = nbad;
+	return total;
+}
+
+/* g <- g * relu'(a), where a = relu(z) is the layer's output (a > 0
+ * exactly when z > 0). */
+static void
+relu_mask(float *g, const float *a, size_t len)
+{
+	size_t k = 0;
+
+	for (; k + VB <= len; k += VB) {
+		float v[VB], c[VB];
+
+		memcpy(v, g + k, sizeof v);
+		memcpy(c, a + k, sizeof c);
+		for (size_t j = 0; j < VB; j++)
+			v[j] = c[j] > 0.0f ? v[j] : 0.0f;
+		memcpy(g + k, v, sizeof v);
+	}
+	for (; k < len; k++)
+		if (!(a[k] > 0.0f))
+			g[k] = 0.0f;
+}
+
+/* s[0..len-1] += scale * x[0..len-1]. */
+static void
+axpy(float *s, float scale, const float *x, size_t len)
+{
+	size_t k = 0;
+
+	for (; k + VB <= len; k += VB) {
+		float v[VB], c[VB];
+
+		memcpy(v, s + k, sizeof v);
+		memcpy(c, x + k, sizeof c);
+		for (size_t j = 0; j < VB; j++)
+			v[j] += scale * c[j];
+		memcpy(s + k, v, sizeof v);
+	}
+	for (; k < len; k++)
+		s[k] += scale * x[k];
+}
+
+void
+nn_backward(const struct nn_net *net, const float *param, struct nn_ws *ws,
+    const float *gout, float *gin)
+{
+	size_t L = net->nlayers, n = ws->n, lo = gin ? 0 :
+	    nn_first_trained(net);
+	const struct nn_layer *top = &net->layer[L - 1];
+
+	if (lo >= L)
+		return;
+	if (gout != ws->g[L - 1])
+		memcpy(ws->g[L - 1], gout, n * top->out * sizeof *gout);
+	if (top->act == NN_ACT_RELU)
+		relu_mask(ws->g[L - 1], ws->a[L], n * top->out);
+	for (size_t l = L - 1; l > lo; l--) {
+		const struct nn_layer *Ly = &net->layer[l];
+		const float *W = param + Ly->off;
+
+		/* g_{l-1} = (g_l W_l^T) * act'_{l-1}(a_l) */
+		la_sgemm(0, 1, n, Ly->in, Ly->out, 1.0f, ws->g[l], W, 0.0f,
+		    ws->g[l - 1]);
+		if (net->layer[l - 1].act == NN_ACT_RELU)
+			relu_mask(ws->g[l - 1], ws->a[l], n * Ly->in);
+	}
+	if (gin != NULL)
+		la_sgemm(0, 1, n, net->layer[0].in, net->layer[0].out, 1.0f,
+		    ws->g[0], param + net->layer[0].off, 0.0f, gin);
+}
+
+void
+nn_grad_sum(const struct nn_net *net, struct nn_ws *ws, float scale,
+    float *grad)
+{
+	size_t n = ws->n;
+
+	for (size_t l = 0; l < net->nlayers; l++) {
+		const struct nn_layer *L = &net->layer[l];
+		float *dW = grad + L->off, *db = dW + L->in * L->out;
+		const float *g = ws->g[l];
+
+		if (L->frozen)
+			continue;
+		la_sgemm(1, 0, L->in, L->out, n, scale, ws->a[l], g, 1.0f, dW);
+		for (size_t i = 0; i < n; i++)
+			axpy(db, scale, g + i * L->out, L->out);
+	}
+}
+
+/* ---- DP-SGD: norms ---- */
+
+/* Sum of squares of x[0..n-1] in double.  Eight partial sums keep the
+ * loop fast; any order of summation is within the error bound used by
+ * nn_clip_plan (gamma_n relative, about 2^-29 for n < 2^24). */
+static double
+sumsq(const float *x, size_t n)
+{
+	double s[8] = { 0 };
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		for (size_t j = 0; j < 8; j++)
+			s[j] += (double)x[i + j] * (double)x[i + j];
+	for (; i < n; i++)
+		s[0] += (double)x[i] * (double)x[i];
+	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+double
+nn_row_sqnorm(const float *x, size_t d)
+{
+	return sumsq(x, d);
+}
+
+void
+nn_sqnorms_cached(const struct nn_net *net, const struct nn_ws *ws,
+    const double *in_sq, double *sq)
+{
+	for (size_t l = 0; l < net->nlayers; l++) {
+		const struct nn_layer *L = &net->layer[l];
+
+		if (L->frozen)
+			continue;
+		for (size_t i = 0; i < ws->n; i++) {
+			double na = l == 0 && in_sq != NULL ? in_sq[i] :
+			    sumsq(ws->a[l] + i * L->in, L->in);
+			double ng = sumsq(ws->g[l] + i * L->out, L->out);
+
+			if (!(na <= NN_ACT_BOUND2))	/* also NaN */
+				sq[i] = INFINITY;
+			else
+				sq[i] += (na + 1) * ng;
+		}
+	}
+}
+
+void
+nn_sqnorms(const struct nn_net *net, const struct nn_ws *ws, double *sq)
+{
+	nn_sqnorms_cached(net, ws, NULL, sq);
+}
+
+/*
+ * The clipped sum and its sensitivity.
+ *
+ * Notation: u = 2^-24 (float) or 2^-53 (double) unit roundoff, gamma_h =
+ * h u / (1 - h u).  Example i contributes x_i = (a_l,i, 1) x g'_l,i for
+ * each trained layer l, where g'_l,i is w_i g_l,i rounded to float (f32
+ * path) or to double (f64 path).
+ *
+ * 1. Each contribution has norm at most C' (1 + 2^-22) (1 + 2^-26) plus an
+ *    absolute term below 2^-81.  The squared norm sq_i is computed in
+ *    double from float inputs: squares are exact, the sums of at most
+ *    2^24 terms and the few products and additions over at most 64
+ *    layers have relative error below 2^-28, so w_i sqrt(true sq_i) <=
+ *    C' (1 + 2^-27).  Rounding w_i g to float adds a relative 2^-24 +
+ *    2^-53 per entry, and an absolute 2^-150 per entry when it
+ *    underflows; times ||(a, 1)|| <= 2^51 (the NN_ACT_BOUND2 rule) and
+ *    sqrt(out) <= 2^12 that is at most 2^-87 per layer.
+ * 2. The computed sum differs from the exact sum of the x_i by at most
+ *    gamma_h sum_i ||x_i|| in L2 norm, whatever the summation order
+ *    (Higham, Accuracy and Stability of Numerical Algorithms, 2002,
+ *    section 4.2: a term passing through at most h rounded operations
+ *    carries a relative error of at most gamma_h), plus absolute
+ *    underflow terms below 2^-100.  Per entry the bound is gamma_h sum_i
+ *    |x_i entry|, and by Minkowski's inequality the L2 norm over all
+ *    entries of all layers of sum_i |x_i| is at most sum_i ||x_i||.  On
+ *    the f32 path a term passes through its chunk's dot product (at most
+ *    chunk roundings, FMA or not) and the chunk accumulations (at most
+ *    ceil(rows / chunk) + 1), and the float result is then added to the
+ *    double sum (a double rounding per call, at most N + 1 of them): h =
+ *    chunk + ceil(min(nmax, cap) / chunk) + 2 in float plus a gamma_(N+2)
+ *    in double.  On the f64 path h <= N + 8 in double.
+ * 3. Let M bound every ||x_i||.  Neighbouring batches S (n rows) and
+ *    S + {x} differ in their exact sums by x, and their computed sums
+ *    each carry an error of at most gamma_h n M and gamma_h (n + 1) M,
+ *    so the computed sums differ by at most M (1 + e), with
+ *    e = max(2 gamma_h(f32) nmax, 2 gamma_(N+8)(f64) (N + 1)): the path
+ *    of each batch depends on its size only, so the mixed case (one
+ *    batch of nmax rows on the f32 path, the other on the f64 path) is
+ *    covered by the maximum.  (The double additions of the f32 path's
+ *    per-call results add at most 2 gamma_(N+2)(f64) (N + 1) < 2^-28 on
+ *    top of e32.)
+ * So with C' = C (1 - 2^-20) / ((1 + 2^-22) (1 + e)) the two computed
+ * sums differ by at most C: the (1 - 2^-20) absorbs the 2^-26, 2^-27 and
+ * 2^-28 terms and the absolute ones (C >= 2^-40 makes 2^-81 < 2^-40 C').
+ * Overflow cannot happen: |x_i entries| <= C' <= 2^40 and n < 2^25.
+ * Activations above the bound, non-finite values, and the rows of
+ * examples with weight 0 are zeroed before the products, so 0 * inf never
+ * makes a NaN.
+ */
+static double
+gamma_n(double h, double u)
+{
+	return h * u / (1 - h * u);
+}
+
+int
+nn_clip_plan(struct nn_clip *p, double clip, double expected,
+    uint64_t nrecords, size_t cap)
+{
+	static const size_t chunks[] = { 256, 128, 64, 32, 16 };
+	double N1, e32 = 0, e64, e, nmax;
+
+	memset(p, 0, sizeof *p);
+	if (!(clip >= NN_CLIP_MIN && clip <= NN_CLIP_MAX) ||
+	    nrecords > NN_MAX_RECORDS || cap == 0 || !(expected >= 0) ||
+	    !isfinite(expected))
+		return NN_E_RANGE;
+	N1 = (double)nrecords + 1;
+	/* The f32 path serves batches up to nmax: the expected size plus
+	 * ten standard deviations (a bigger batch is a rare event, and
+	 * takes the exact-enough f64 path; privacy never depends on it). */
+	nmax = ceil(expected + 10 * sqrt(expected) + 16);
+	if (nmax > N1)
+		nmax = N1;
+	p->chunk = 0;
+	for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+		double rows = nmax < (double)cap ? nmax : (double)cap;
+		double h = (double)chunks[c] + ceil(rows / (double)chunks[c]) + 2;
+
+		e32 = 2 * gamma_n(h, 0x1p-24) * nmax;
+		if (e32 <= 0x1p-7) {
+			p->chunk = chunks[c];
+			break;
+		}
+	}
+	if (p->chunk == 0) {		/* f64 path only */
+		nmax = 0;
+		e32 = 0;
+		p->chunk = chunks[0];
+	}
+	/* The double rounding of each call's f32 result, and the f64 path. */
+	e64 = 2 * gamma_n(N1 + 8, 0x1p-53) * N1;
+	e = e32 > e64 ? e32 : e64;
+	p->clip = clip;
+	p->clip_row = nextafter(clip * (1 - 0x1p-20) / ((1 + 0x1p-22) *
+	    (1 + e)), 0);
+	p->margin = clip / p->clip_row - 1;
+	p->nmax = (size_t)nmax;
+	p->cap = cap;
+	p->nrecords = nrecords + 1;
+	return 0;
+}
+
+void
+nn_clip_weights(const struct nn_clip *p, const double *sq, size_t n,
+    double *wt)
+{
+	for (size_t i = 0; i < n; i++) {
+		double nrm;
+
+		if (!isfinite(sq[i]))
+			wt[i] = 0;
+		else if (p->unclipped || (nrm = sqrt(sq[i])) <= p->clip_row)
+			wt[i] = 1;
+		else
+			wt[i] = p->clip_row / nrm;
+	}
+}
+
+/* Make the f64 scratch hold len doubles. */
+static int
+sum64_reserve(struct nn_ws *ws, size_t len)
+{
+	double *p;
+
+	if (ws->sum64_len >= len)
+		return 0;
+	if (len > SIZE_MAX / sizeof(double) ||
+	    (p = realloc(ws->sum64, len * sizeof(double))) == NULL)
+		return NN_E_NOMEM;
+	ws->sum64 = p;
+	ws->sum64_len = len;
+	return 0;
+}
+
+/* Layer l of the f64 path: sum += A^T diag(wt) G in double (DGEMM). */
+static int
+clip_sum_f64(const struct nn_layer *L, struct nn_ws *ws, float *A,
+    const float *G, const double *wt, size_t n, double *sum)
+{
+	double *dA, *dG, *db = sum + L->in * L->out;
+	int rc;
+
+	if ((rc = sum64_reserve(ws, n * (L->in + L->out))) != 0)
+		return rc;
+	dA = ws->sum64;
+	dG = dA + n * L->in;
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < L->in; j++)
+			dA[i * L->in + j] = wt[i] == 0 ? 0 :
+			    (double)A[i * L->in + j];
+		for (size_t k = 0; k < L->out; k++) {
+			dG[i * L->out + k] = wt[i] == 0 ? 0 :
+			    wt[i] * (double)G[i * L->out + k];
+			db[k] += dG[i * L->out + k];
+		}
+	}
+	la_gemm(1, 0, L->in, L->out, n, 1.0, dA, dG, 1.0, sum);
+	return 0;
+}
+
+int
+nn_clip_sum(const struct nn_clip *p, const struct nn_net *net,
+    struct nn_ws *ws, const double *wt, size_t nbatch, double *sum)
+{
+	size_t n = ws->n;
+	int f32 = nbatch <= p->nmax, rc;
+
+	if (n > p->cap)
+		return NN_E_RANGE;
+	for (size_t l = 0; l < net->nlayers; l++) {
+		const struct nn_layer *L = &net->layer[l];
+		float *A = ws->a[l], *G = ws->g[l], *S = ws->sum32;
+		double *dW = sum + L->off, *db = dW + L->in * L->out;
+		size_t nw = L->in * L->out;
+
+		if (L->frozen)
+			continue;
+		if (!f32) {
+			if ((rc = clip_sum_f64(L, ws, A, G, wt, n, dW)) != 0)
+				return rc;
+			continue;
+		}
+		for (size_t i = 0; i < n; i++) {
+			float *gi = G + i * L->out;
+			if (wt[i] == 0) {
+				memset(A + i * L->in, 0, L->in * sizeof *A);
+				memset(gi, 0, L->out * sizeof *gi);
+				continue;
+			}
+			for (size_t k = 0; k < L->out; k++) {
+				gi[k] = (float)(wt[i] * (double)gi[k]);
+				db[k] += (double)gi[k];
+			}
+		}
+		if (n == 0)
+			continue;
+		for (size_t r = 0; r < n; r += p->chunk) {
+			size_t m = n - r < p->chunk ? n - r : p->chunk;
+			la_sgemm_ld(1, 0, L->in, L->out, m, 1.0f,
+			    A + r * L->in, L->in, G + r * L->out, L->out,
+			    r == 0 ? 0.0f : 1.0f, S, L->out);
+		}
+		for (size_t j = 0; j < nw; j++)
+			dW[j] += (double)S[j];
+	}
+	return 0;
+}
+
+void
+nn_clip_contrib(const struct nn_net *net, const struct nn_ws *ws, size_t i,
+    double wt, double *out)
+{
+	for (size_t l = 0; l < net->nlayers; l++) {
+		const struct nn_layer *L = &net->layer[l];
+		const float *a = ws->a[l] + i * L->in, *g = ws->g[l] + i * L->out;
+		double *W = out + L->off, *b = W + L->in * L->out;
+
+		if (L->frozen)
+			continue;
+		for (size_t k = 0; k < L->out; k++) {
+			float gk = wt == 0 ? 0.0f : (float)(wt * (double)g[k]);
+			b[k] = gk;
+			for (size_t j = 0; j < L->in; j++)
+				W[j * L->out + k] = wt == 0 ? 0 :
+				    (double)a[j] * (double)gk;
+		}
+	}
+}
+
+/* ---- sampling ---- */
+
+/* Nonzero when some byte of x is below n (n <= 128): the classic
+ * "hasless" bit trick. */
+#define HASLESS(x, n) (((x) - UINT64_C(0x0101010101010101) * (n)) & ~(x) & \
+    UINT64_C(0x8080808080808080))
+
+size_t
+nn_poisson(struct rng *r, uint64_t n, double q, uint64_t *idx)
+{
+	uint64_t m, bits = 0;
+	unsigned top;
+	size_t count = 0;
+	int left = 0;
+
+	if (!(q > 0))
+		return 0;
+	if (q >= 1) {
+		for (uint64_t i = 0; i < n; i++)
+			idx[count++] = i;
+		return count;
+	}
+	/* q < 1 is a double, so q 2^64 <= 2^64 - 2^11 is exact and m is its
+	 * floor. */
+	m = (uint64_t)ldexp(q, 64);
+	top = (unsigned)(m >> 56);
+	for (uint64_t i = 0; i < n;) {
+		/* Include i when a uniform 64-bit U is below m, comparing U
+		 * to m a byte at a time from the top: the first byte that
+		 * differs decides, so about one byte is drawn per index.
+		 * Eight first bytes come from one draw; when none of them is
+		 * at or below m's top byte (the common case for small q),
+		 * all eight indices are out at once. */
+		uint64_t w = rng_u64(r);
+
+		if (top < 128 && !HASLESS(w, top + 1) && n - i >= 8) {
+			i += 8;
+			continue;
+		}
+		for (int k = 0; k < 8 && i < n; k++, i++) {
+			unsigned b = (unsigned)(w >> (8 * k)) & 0xff;
+
+			if (b < top) {
+				idx[count++] = i;
+				continue;
+			}
+			if (b > top)
+				continue;
+			/* equal top bytes: the next bytes decide */
+			for (int sh = 48; sh >= 0; sh -= 8) {
+				unsigned c, mb = (unsigned)(m >> sh) & 0xff;
+
+				if (left == 0) {
+					bits = rng_u64(r);
+					left = 8;
+				}
+				c = (unsigned)(bits & 0xff);
+				bits >>= 8;
+				left--;
+				if (c < mb) {
+					idx[count++] = i;
+					break;
+				}
+				if (c > mb)
+					break;
+			}
+		}
+	}
+	return count;
+}
+
+size_t
+nn_zero_nonfinite_rows(float *x, size_t n, size_t d)
+{
+	size_t z = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		float *xi = x + i * d, acc = 0.0f;
+
+		/* x * 0 is NaN exactly for infinities and NaNs. */
+		for (size_t j = 0; j < d; j++)
+			acc += xi[j] * 0.0f;
+		if (acc != acc) {
+			memset(xi, 0, d * sizeof *xi);
+			z++;
+		}
+	}
+	return z;
+}
+
+/* ---- noise ---- */
+
+double
+nn_noise_std(double sigma, double clip, uint64_t d, double *sens,
+    double *gamma)
+{
+	double s, g = 0, need = NAN;
+
+	if (!(sigma > 0) || !isfinite(sigma) || !(clip > 0) ||
+	    !isfinite(clip) || d == 0)
+		return NAN;
+	/* The grid depends on s only through its binade, so this settles
+	 * in two or three rounds; each round only raises s. */
+	s = sigma * clip;
+	for (int it = 0; it < 16; it++) {
+		if ((g = noise_grid(s)) == 0)
+			return NAN;
+		need = sigma * noise_sens_l2(clip, g, d);
+		if (s >= need)
+			break;
+		s = nextafter(need, INFINITY);
+	}
+	if (!(s >= need))
+		return NAN;
+	if (sens != NULL)
+		*sens = noise_sens_l2(clip, g, d);
+	if (gamma != NULL)
+		*gamma = g;
+	return s;
+}
+
+#define NN_NOISE_MAXSEG 8
+
+/* One segment of the noise vector: its own rng and, when threaded, its
+ * own worker, so that several cores draw noise. */
+struct noise_seg {
+	struct nn_noise *h;
+	struct rng *r;
+	size_t lo, hi;
+	double tv[2];		/* TV bounds of its part of z[0], z[1] */
+	int ready[2];		/* its part of z[b] holds fresh noise */
+	pthread_t th;
+	int started;
+};
+
+struct nn_noise {
+	double s, gamma, inv, tv;	/* inv = 1 / gamma, exactly */
+	int exact, threaded;
+	size_t d, nseg;
+	struct noise_fast *fast;	/* NULL: the exact sampler */
+	double *z[2];		/* noise vectors, k_i gamma */
+	struct noise_seg seg[NN_NOISE_MAXSEG];
+	int cur;		/* the buffer the next release uses */
+	int rc;			/* a worker's error */
+	int stop;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+/* Draw segment g of buffer b: exactly the noise noise_add_dgauss (or
+ * noise_fast_add) adds to x, drawn on a zero vector (round(0 / gamma) =
+ * 0, so z_i = k_i gamma). */
+static int
+noise_fill(struct nn_noise *h, struct noise_seg *g, int b)
+{
+	double *z = h->z[b] + g->lo;
+	size_t n = g->hi - g->lo;
+	int rc;
+
+	memset(z, 0, n * sizeof *z);
+	g->tv[b] = 0;
+	if (n == 0)
+		return 0;
+	if (h->fast != NULL)
+		rc = noise_fast_add(h->fast, g->r, z, n, &g->tv[b]);
+	else
+		rc = noise_add_dgauss(g->r, z, n, h->s, 0);
+	return rc == 0 ? 0 : NN_E_NOISE;
+}
+
+static void *
+noise_worker(void *arg)
+{
+	struct noise_seg *g = arg;
+	struct nn_noise *h = g->h;
+	int next = 0, rc;
+
+	pthread_mutex_lock(&h->mu);
+	for (;;) {
+		while (!h->stop && g->ready[next])
+			pthread_cond_wait(&h->cv, &h->mu);
+		if (h->stop)
+			break;
+		pthread_mutex_unlock(&h->mu);
+		rc = noise_fill(h, g, next);
+		pthread_mutex_lock(&h->mu);
+		if (rc != 0) {
+			h->rc = rc;
+			pthread_cond_broadcast(&h->cv);
+			break;
+		}
+		g->ready[next] = 1;
+		pthread_cond_broadcast(&h->cv);
+		next ^= 1;
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+int
+nn_noise_new(struct nn_noise **out, struct rng *const *r, size_t nr,
+    double s, size_t d, int exact, int threaded)
+{
+	struct nn_noise *h;
+	int e;
+
+	*out = NULL;
+	if (!(s > 0) || !isfinite(s) || d == 0 || noise_grid(s) == 0 ||
+	    nr == 0 || nr > NN_NOISE_MAXSEG)
+		return NN_E_RANGE;
+	if (d > SIZE_MAX / 2 / sizeof(double) ||
+	    (h = calloc(1, sizeof *h)) == NULL)
+		return NN_E_NOMEM;
+	h->s = s;
+	h->gamma = noise_grid(s);
+	(void)frexp(h->gamma, &e);
+	h->inv = ldexp(1.0, 1 - e);	/* gamma = 2^(e-1) */
+	h->d = d;
+	h->exact = exact;
+	h->nseg = nr;
+	for (size_t j = 0; j < nr; j++) {
+		h->seg[j].h = h;
+		h->seg[j].r = r[j];
+		h->seg[j].lo = d * j / nr;
+		h->seg[j].hi = d * (j + 1) / nr;
+	}
+	if (!exact && noise_fast_new_grid(&h->fast, s) != 0) {
+		free(h);
+		return NN_E_NOISE;
+	}
+	h->z[0] = malloc(d * sizeof(double));
+	h->z[1] = malloc(d * sizeof(double));
+	if (h->z[0] == NULL || h->z[1] == NULL) {
+		nn_noise_free(h);
+		return NN_E_NOMEM;
+	}
+	if (threaded) {
+		if (pthread_mutex_init(&h->mu, NULL) != 0) {
+			nn_noise_free(h);
+			return NN_E_NOMEM;
+		}
+		if (pthread_cond_init(&h->cv, NULL) != 0) {
+			pthread_mutex_destroy(&h->mu);
+			nn_noise_free(h);
+			return NN_E_NOMEM;
+		}
+		h->threaded = 1;
+		for (size_t j = 0; j < nr; j++) {
+			if (pthread_create(&h->seg[j].th, NULL, noise_worker,
+			    &h->seg[j]) != 0) {
+				nn_noise_free(h);
+				return NN_E_NOMEM;
+			}
+			h->seg[j].started = 1;
+		}
+	}
+	*out = h;
+	return 0;
+}
+
+/*
+ * Rounding to the grid.  For |v| < 2^51, (v + 1.5 2^52) - 1.5 2^52 is v
+ * rounded to the nearest integer with ties to even: the sum lies in
+ * [2^52, 2^53), where doubles are exactly the integers, so the addition
+ * rounds v (in the default rounding mode, round to nearest even, which
+ * privada never changes) and the subtraction is exact.  That is how
+ * lib/noise rounds (floor, then the fraction decides, ties to even), done
+ * without branches, in blocks the vectoriser takes.
+ */
+#define ROUND_MAGIC 0x1.8p52
+
+/* x_i <- round(x_i / gamma) gamma + z_i; @return the number of |x_i /
+ * gamma| >= 2^51 (or NaN) seen, which must be 0. */
+static size_t
+grid_add(double *x, const double *z, size_t n, double inv, double gamma)
+{
+	size_t bad = 0, i = 0;
+
+	for (; i + VB <= n; i += VB) {
+		double v[VB], c[VB];
+
+		memcpy(v, x + i, sizeof v);
+		memcpy(c, z + i, sizeof c);
+		for (size_t j = 0; j < VB; j++) {
+			v[j] *= inv;
+			bad += !(fabs(v[j]) < 0x1p51);
+			v[j] = ((v[j] + ROUND_MAGIC) - ROUND_MAGIC) * gamma + c[j];
+		}
+		memcpy(x + i, v, sizeof v);
+	}
+	for (; i < n; i++) {
+		double v = x[i] * inv;
+
+		bad += !(fabs(v) < 0x1p51);
+		x[i] = ((v + ROUND_MAGIC) - ROUND_MAGIC) * gamma + z[i];
+	}
+	return bad;
+}
+
+int
+nn_noise_release(struct nn_noise *h, double *x)
+{
+	int rc = 0, b = h->cur;
+	double tv = 0;
+
+	if (h->threaded) {
+		pthread_mutex_lock(&h->mu);
+		for (;;) {
+			size_t done = 0;
+			for (size_t j = 0; j < h->nseg; j++)
+				done += (size_t)h->seg[j].ready[b];
+			if (done == h->nseg || h->rc != 0)
+				break;
+			pthread_cond_wait(&h->cv, &h->mu);
+		}
+		rc = h->rc;
+		pthread_mutex_unlock(&h->mu);
+		if (rc != 0)
+			return rc;
+	} else {
+		for (size_t j = 0; j < h->nseg && rc == 0; j++)
+			rc = noise_fill(h, &h->seg[j], b);
+		if (rc != 0)
+			return rc;
+	}
+	/* x / gamma is exact (a power of two; an underflow is far below
+	 * 1/2 and rounds to 0 either way), so is r gamma for an integer
+	 * |r| < 2^51, and so is r gamma + k gamma = (r + k) gamma while
+	 * |r + k| < 2^53: the value noise_add_dgauss stores. */
+	if (grid_add(x, h->z[b], h->d, h->inv, h->gamma) != 0)
+		rc = NN_E_NOISE;
+	for (size_t j = 0; j < h->nseg; j++)
+		tv += h->seg[j].tv[b];
+	if (rc == 0 && tv > 0)		/* a bound: round up */
+		h->tv = nextafter(h->tv + tv, INFINITY);
+	if (h->threaded) {
+		pthread_mutex_lock(&h->mu);
+		for (size_t j = 0; j < h->nseg; j++)
+			h->seg[j].ready[b] = 0;
+		pthread_cond_broadcast(&h->cv);
+		pthread_mutex_unlock(&h->mu);
+	}
+	h->cur ^= 1;
+	return rc;
+}
+
+int
+nn_noise_set_rng(struct nn_noise *h, struct rng *r)
+{
+	if (h->threaded || h->nseg != 1)
+		return NN_E_RANGE;
+	h->seg[0].r = r;
+	return 0;
+}
+
+double
+nn_noise_tv(const struct nn_noise *h)
+{
+	return h->tv;
+}
+
+void
+nn_noise_free(struct nn_noise *h)
+{
+	if (h == NULL)
+		return;
+	if (h->threaded) {
+		pthread_mutex_lock(&h->mu);
+		h->stop = 1;
+		pthread_cond_broadcast(&h->cv);
+		pthread_mutex_unlock(&h->mu);
+		for (size_t j = 0; j < h->nseg; j++)
+			if (h->seg[j].started)
+				pthread_join(h->seg[j].th, NULL);
+		pthread_cond_destroy(&h->cv);
+		pthread_mutex_destroy(&h->mu);
+	}
+	if (h->z[0] != NULL)
+		memset(h->z[0], 0, h->d * sizeof(double));
+	if (h->z[1] != NULL)
+		memset(h->z[1], 0, h->d * sizeof(double));
+	free(h->z[0]);
+	free(h->z[1]);
+	noise_fast_free(h->fast);
+	free(h);
+}

@@ -1,0 +1,210 @@
+#!/usr/bin/env bats
+# predict: a hand-made MLP 3-2-2 (written with numpy and tns, not by
+# dpsgd-train) applied to five rows; every answer is recomputed with numpy
+# or by hand.  Outputs are read back with tests/vectors/specread.py.
+
+load test_helper
+
+setup_file() {
+	cd "$BATS_FILE_TMPDIR"
+	printf 'a,b,c,label\n1,0,0,0\n0,1,0,1\n0,0,1,0\n1,1,1,1\n-1,1,0,1\n' > d.csv
+	featurize --label label --dataset pdata d.csv > d.tns
+	featurize --label label --dataset pdata --dtype f64 d.csv > d64.tns
+	$PY - <<'EOF'
+import numpy as np
+np.save("W1.npy", np.array([[1, -1], [0, 2], [1, 0]], dtype=np.float32))
+np.save("b1.npy", np.array([0, -1], dtype=np.float32))
+np.save("W2.npy", np.array([[1, 0], [-1, 1]], dtype=np.float32))
+np.save("b2.npy", np.array([0.5, 0], dtype=np.float32))
+EOF
+	tns from-npy --name model/fc1/W W1.npy > w1.tns
+	tns from-npy --name model/fc1/b b1.npy > b1.tns
+	tns from-npy --name model/fc2/W W2.npy > w2.tns
+	tns from-npy --name model/fc2/b b2.npy > b2.tns
+	tns cat w1.tns b1.tns w2.tns b2.tns > m0.tns
+	tns meta set -i m0.tns model.arch=mlp:3-2-2 model.classes=2 \
+		model.activation=relu > m.tns
+	cat > load.py <<EOF
+import subprocess, sys
+import numpy as np
+sys.path.insert(0, "$TOP/tests/vectors")
+import specread
+NP = {1: "<f4", 2: "<f8", 3: "<i4", 4: "<i8", 5: "u1"}
+def load(path):
+    raw = subprocess.run(["zstd", "-dcq", path], capture_output=True,
+                         check=True).stdout
+    out, S = specread.read(raw)
+    T = {}
+    for name, dtype, dims, streamed, rowbytes, rows, data, tmeta in out:
+        if streamed:
+            dims = [rows] + list(dims[1:])
+        T[name] = np.frombuffer(bytes(data), dtype=NP[dtype]).reshape(dims)
+    return T, S
+X = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1], [-1, 1, 0]], float)
+W1 = np.load("W1.npy").astype(float); b1 = np.load("b1.npy").astype(float)
+W2 = np.load("W2.npy").astype(float); b2 = np.load("b2.npy").astype(float)
+H = np.maximum(X @ W1 + b1, 0)
+Z = H @ W2 + b2
+EOF
+}
+
+setup() {
+	cd "$BATS_FILE_TMPDIR"
+	export PYTHONPATH="$BATS_FILE_TMPDIR"
+}
+
+# ---- the battery ----
+
+@test "predict --help prints the usage on stdout and exits 0" {
+	run -0 --separate-stderr predict --help
+	[[ ${lines[0]} == "usage: predict "* ]]
+	[ -z "$stderr" ]
+}
+
+@test "predict's --help synopsis matches its man page" {
+	synopsis_matches predict
+}
+
+@test "predict rejects an unknown option with usage on stderr" {
+	run -64 --separate-stderr predict --model m.tns --bogus d.tns
+	refute_output
+	[[ $stderr == *"usage: predict"* ]]
+}
+
+@test "predict without --model is a usage error" {
+	run -64 --separate-stderr predict d.tns
+	refute_output
+	[[ $stderr == *"--model is required"* ]]
+}
+
+@test "predict refuses --features with --output, and a layer that is not hidden" {
+	run -64 --separate-stderr predict --model m.tns --features 1 --output probs d.tns
+	refute_output
+	run -64 --separate-stderr predict --model m.tns --features 2 d.tns
+	refute_output
+	[[ $stderr == *"1 hidden layers"* ]]
+}
+
+@test "predict reports a missing model file with 66" {
+	run -66 --separate-stderr predict --model nope.tns d.tns
+	refute_output
+}
+
+@test "predict rejects garbage input with 65 and empty stdout" {
+	printf 'garbage\n' > g
+	run -65 --separate-stderr predict --model m.tns < g
+	refute_output
+	[[ $stderr == "predict: <stdin>: "* ]]
+}
+
+@test "predict rejects a model that is not one, naming the key" {
+	run -65 --separate-stderr predict --model d.tns d.tns
+	refute_output
+	[[ $stderr == *"no model.arch key"* ]]
+}
+
+@test "predict rejects X with the wrong number of features" {
+	printf 'a,b,label\n1,2,0\n' > two.csv
+	featurize --label label --dataset two two.csv > two.tns
+	run -65 --separate-stderr predict --model m.tns two.tns
+	refute_output
+	[[ $stderr == *"tensor 'X' has 2 features, the model takes 3"* ]]
+}
+
+@test "predict rejects a label outside the model's classes" {
+	printf 'a,b,c,label\n1,0,0,0\n0,1,0,2\n' > bad.csv
+	featurize --label label --dataset bad bad.csv > bad.tns
+	run -65 --separate-stderr predict --model m.tns bad.tns
+	[[ $stderr == *"row 1: label 2 outside the model's classes [0, 2)"* ]]
+}
+
+@test "predict reports a write error on /dev/full with 74" {
+	run -74 --separate-stderr bash -c 'predict -q --model m.tns d.tns > /dev/full'
+}
+
+# ---- known answers ----
+
+@test "predict --output labels gives the argmax of the logits (by hand)" {
+	# H = relu(x W1 + b1): (1,0) (0,1) (1,0) (2,0) (0,2); Z = H W2 + b2:
+	# (1.5,0) (-0.5,1) (1.5,0) (2.5,0) (-1.5,2): classes 0 1 0 0 1
+	predict -q --model m.tns d.tns > p.tns
+	run -0 tns to-csv --tensor y_pred p.tns
+	[ "$output" = $'0\n1\n0\n0\n1' ]
+	run -0 tns to-csv --tensor y p.tns
+	[ "$output" = $'0\n1\n0\n1\n1' ]
+}
+
+@test "predict --output probs is the softmax of the logits" {
+	predict -q --model m.tns --output probs d.tns > p.tns
+	run -0 $PY -c '
+from load import *
+T, S = load("p.tns")
+P = np.exp(Z - Z.max(1, keepdims=True)); P /= P.sum(1, keepdims=True)
+assert T["P"].shape == (5, 2) and np.abs(T["P"] - P).max() < 1e-6, T["P"]
+assert S["predict.output"] == "probs"
+print("ok")'
+	[ "$output" = ok ]
+}
+
+@test "predict --output logits is x W + b through the layers" {
+	predict -q --model m.tns --output logits d64.tns > p.tns
+	run -0 $PY -c '
+from load import *
+T, S = load("p.tns")
+assert np.abs(T["logits"] - Z).max() < 1e-6, T["logits"]
+print("ok")'
+	[ "$output" = ok ]
+}
+
+@test "predict --features 1 emits the hidden activations as X, with y" {
+	predict --model m.tns --features 1 d.tns > f.tns
+	run -0 $PY -c '
+from load import *
+T, S = load("f.tns")
+assert np.abs(T["X"] - H).max() < 1e-6 and list(T["y"]) == [0, 1, 0, 1, 1]
+assert S["predict.output"] == "features:1" and S["dp.raw.pdata"] == "row-local"
+print("ok")'
+	[ "$output" = ok ]
+}
+
+@test "predict prints the accuracy, per-class scores and confusion matrix" {
+	# true 0 1 0 1 1, predicted 0 1 0 0 1: class 0 precision 2/3 recall 1,
+	# class 1 precision 1 recall 2/3
+	run -0 --separate-stderr predict --model m.tns d.tns -o p.tns
+	[[ ${stderr_lines[0]} == "accuracy 0.8000 (4 of 5)" ]]
+	[[ $stderr == *"0          0.6667    1.0000    0.8000         2"* ]]
+	[[ $stderr == *"1          1.0000    0.6667    0.8000         3"* ]]
+	[[ $stderr == *"macro      0.8333    0.8333    0.8000         5"* ]]
+	[[ $stderr == *$'0             2       0\n1             1       2'* ]]
+}
+
+@test "predict --report-format tsv writes the exact table to --report" {
+	run -0 --separate-stderr predict --model m.tns --report r.tsv --report-format tsv d.tns -o p.tns
+	[ -z "$stderr" ]
+	run -0 cat r.tsv
+	[ "${lines[0]}" = $'class\tprecision\trecall\tf1\tsupport\tpred_0\tpred_1' ]
+	[ "${lines[1]}" = $'0\t0.666667\t1.000000\t0.800000\t2\t2\t0' ]
+	[ "${lines[2]}" = $'1\t1.000000\t0.666667\t0.800000\t3\t1\t2' ]
+	[ "${lines[3]}" = $'all\t0.800000\t0.800000\t0.800000\t5\t3\t2' ]
+}
+
+@test "predict --report without labels is a usage error" {
+	printf 'a,b,c\n1,0,0\n' > nolab.csv
+	featurize --no-label --dataset nl nolab.csv > nl.tns
+	run -64 --separate-stderr predict --model m.tns --report r2.tsv nl.tns
+	refute_output
+	[ ! -e r2.tsv ]
+}
+
+@test "predict inherits the model's release and the data's raw marks" {
+	dpsgd-train --sigma 2 --epochs 1 --batch 5 --classes 2 --hidden 2 -q d.tns > dp.tns
+	predict -q --model dp.tns d.tns > p.tns
+	run -0 $PY -c '
+from load import *
+T, S = load("p.tns")
+mech = [v for k, v in S.items() if k.endswith(".mechanism")]
+assert mech == ["subsampled_gaussian"], S
+assert S["dp.raw.pdata"] == "row-local" and S["prov.tool"] == "predict"
+print("ok")'
+	[ "$output" = ok ]
+}

@@ -1,0 +1,1489 @@
+/* dpsgd-train: train a classifier with DP-SGD, or without privacy. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli.h"
+#include "dpcli.h"
+#include "la.h"
+#include "ledger.h"
+#include "model.h"
+#include "nn.h"
+#include "noise_fast.h"
+#include "optim.h"
+#include "rdp.h"
+#include "tensor.h"
+#include "tstream.h"
+
+#define WORK_ITEM "dpsgd-train"
+#define UNSAFE_ENV "PRIVADA_TEST_UNSAFE"
+#define MAX_AUDIT 1000000		/* --audit-repeat */
+#define MAX_BATCH (1u << 30)
+#define MAX_STEPS (UINT64_C(1) << 32)	/* DP-SGD steps of one training */
+#define MAX_EPOCHS 1e6
+#define CAP_MIN 64			/* rows per forward/backward call */
+#define CAP_MAX 4096
+#define THREAD_MIN 2048			/* noise dimension worth a thread */
+#define NOISE_STREAMS 2			/* noise segments (and threads) of a
+					 * large model: fixed, so that seeded
+					 * output does not depend on the
+					 * machine */
+#define EPS_REF 32.0			/* epsilon the fast sampler's TV is
+					 * charged at, at least */
+
+enum {
+	OPT_AUDIT = 256, OPT_BATCH, OPT_CLASSES, OPT_CLIP, OPT_DATASET,
+	OPT_EPOCHS, OPT_EXACT, OPT_FREEZE, OPT_HIDDEN, OPT_INIT, OPT_LEVEL,
+	OPT_LR, OPT_SCHEDULE, OPT_MOMENTUM, OPT_NESTEROV, OPT_NODP,
+	OPT_OPTIMIZER, OPT_PATIENCE, OPT_SIGMA, OPT_UNSAFE, OPT_VAL,
+	OPT_VAL_PUBLIC, OPT_WD
+};
+
+/* DP-SGD (mode DP), DP-SGD with clipping but no noise (--sigma 0: not
+ * private), or plain mini-batch training (--no-dp). */
+enum { MODE_DP, MODE_CLIP_ONLY, MODE_NODP };
+
+struct opts {
+	const char *output, *level, *seed, *dataset, *init, *val;
+	int force, quiet, verbose, nodp, exact, unsafe, val_public;
+	int has_eps, has_delta, has_sigma, has_epochs, has_lr, has_classes;
+	double epsilon, delta, sigma, clip, epochs;
+	size_t batch, classes, freeze, patience, nhidden;
+	size_t hidden[NN_MAX_LAYERS];
+	uint64_t audit;
+	struct optim_cfg oc;
+	double sched_epochs;		/* step schedule: epochs per decay */
+	const char *sched_arg;
+};
+
+/* The data of one stream: X as f32 rows, y as i32. */
+struct data {
+	const char *label;
+	float *X;
+	int32_t *y;
+	size_t n, d;
+	struct ts_meta meta;
+	uint64_t digest;
+	const char *label_names;	/* y's label.names, or NULL */
+	size_t nlabel_names;
+};
+
+struct trainer;
+
+/*
+ * A stream of examples feeding every step: a dataset, how its batches
+ * are drawn (Poisson at rate q with clipping and noise, or shuffled
+ * batches without privacy) and how its loss reaches the parameters (the
+ * fwd_bwd callback, which leaves per-example gradients in the workspaces
+ * of its nets).  The labelled classifier stream is the only one here; an
+ * adaptation mode adds streams (a domain classifier on target rows, with
+ * its own q, clip plan, noise and ledger entry) without changing the
+ * step.  The noise of a stream covers the parameters [lo, hi), which
+ * must hold every trained parameter its nets touch.
+ */
+struct stream {
+	const char *name;
+	const struct data *dt;
+	int dp;				/* clipped and noised */
+	double q;			/* Poisson sampling rate (dp) */
+	size_t batch;			/* B: divides the noisy sum (dp) or the
+					 * shuffled batch size */
+	size_t lo, hi;			/* the parameters its noise covers */
+	double (*fwd_bwd)(struct trainer *, struct stream *,
+	    const uint64_t *rows, size_t k);
+	size_t nnets;
+	const struct nn_net *net[4];
+	struct nn_ws *ws[4];
+	struct nn_clip clip;
+	struct nn_noise *noise;		/* NULL: no noise (--sigma 0) */
+	double noise_std, sens, gamma;	/* the noise plan (dp) */
+	size_t cap;			/* rows per fwd_bwd call */
+	uint64_t *idx;			/* batch rows, or the shuffle */
+	size_t pos;			/* next shuffled row */
+	float *xb;			/* gathered rows */
+	int32_t *yb;
+	double *sq, *wt;
+	double *in_sq, *in_sqb;		/* ||x_i||^2 of the rows, of a batch */
+};
+
+/* Everything a training run reads and the buffers it reuses. */
+struct trainer {
+	const struct opts *o;
+	int mode;
+	struct nn_model *m;
+	const struct data *va;
+	size_t K, lo, hi;		/* classes, trained range */
+	uint64_t steps, steps_per_epoch;
+	struct stream *st;		/* st[0]: the labelled stream */
+	size_t nst;
+	struct nn_ws ws;		/* the classifier's workspace */
+	float *grad, *best;
+	double *sum;
+	double best_acc;
+	uint64_t best_epoch, epochs_run;
+};
+
+__attribute__((noreturn)) static void
+usage(int status)
+{
+	FILE *fp = status ? stderr : stdout;
+
+	fputs("usage: dpsgd-train [-fhqVv] [-d delta] [-e epsilon] [-o file] "
+	    "[-S seed]\n"
+	    "                   [--audit-repeat n] [--batch n] [--classes k] "
+	    "[--clip c]\n"
+	    "                   [--dataset name] [--epochs n] [--exact-noise] "
+	    "[--freeze k]\n"
+	    "                   [--hidden list] [--init file] [--level level] "
+	    "[--lr rate]\n"
+	    "                   [--lr-schedule kind] [--momentum m] "
+	    "[--nesterov] [--no-dp]\n"
+	    "                   [--optimizer name] [--patience n] [--sigma s]\n"
+	    "                   [--val file --val-public] [--weight-decay w] "
+	    "[file]\n", fp);
+	if (status == 0)
+		fputs("\n"
+		    "  -d, --delta D          target delta (with --epsilon)\n"
+		    "  -e, --epsilon E        privacy budget: picks --sigma or "
+		    "the steps\n"
+		    "  -f, --force            write the model to a terminal\n"
+		    "  -h, --help             show this help\n"
+		    "  -o, --output FILE      write FILE (through a temporary "
+		    "file)\n"
+		    "  -q, --quiet            no warnings, no progress\n"
+		    "  -S, --seed N           reproducible run: NOT private\n"
+		    "  -V, --version          show the version\n"
+		    "  -v, --verbose          a line per epoch on stderr\n"
+		    "      --audit-repeat N   N independent trainings (tests "
+		    "only)\n"
+		    "      --batch B          (expected) batch size, default 256\n"
+		    "      --classes K        number of classes (required for "
+		    "DP without label.names)\n"
+		    "      --clip C           per-example gradient bound, "
+		    "default 1\n"
+		    "      --dataset NAME     the protected dataset (default: "
+		    "from the input)\n"
+		    "      --epochs E         passes over the data (steps = E N "
+		    "/ B)\n"
+		    "      --exact-noise      the exact discrete Gaussian "
+		    "sampler (slower)\n"
+		    "      --freeze K         do not train the first K layers\n"
+		    "      --hidden LIST      hidden widths, e.g. 256,256 "
+		    "(default none: logistic)\n"
+		    "      --init FILE        start from this model stream\n"
+		    "      --level N          zstd level of the output\n"
+		    "      --lr RATE          learning rate (default 0.1, Adam "
+		    "0.001)\n"
+		    "      --lr-schedule KIND constant, cosine or step:E:G "
+		    "(default constant)\n"
+		    "      --momentum M       SGD momentum (default 0)\n"
+		    "      --nesterov         Nesterov momentum\n"
+		    "      --no-dp            train without privacy (the model "
+		    "is raw-derived)\n"
+		    "      --optimizer NAME   sgd (default) or adam\n"
+		    "      --patience N       stop after N epochs without "
+		    "improvement on --val\n"
+		    "      --sigma S          noise multiplier (0: no noise, "
+		    "NOT private)\n"
+		    "      --val FILE         validation stream, for early "
+		    "stopping\n"
+		    "      --val-public       declare --val public (required "
+		    "with --val)\n"
+		    "      --weight-decay W   L2 weight decay (default 0)\n"
+		    "      --unsafe-test-no-clip  no clipping (tests only, needs "
+		    UNSAFE_ENV "=1)\n", fp);
+	exit(status);
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- options ---- */
+
+static void
+parse_hidden(struct opts *o, const char *arg)
+{
+	char *s = cli_strdup(arg), *p = s, *tok;
+
+	o->nhidden = 0;
+	if (strcmp(arg, "") == 0 || strcmp(arg, "none") == 0) {
+		free(s);
+		return;
+	}
+	while ((tok = strsep(&p, ",")) != NULL) {
+		if (o->nhidden + 1 >= NN_MAX_LAYERS)
+			cli_usage_error("invalid --hidden '%s': at most %d "
+			    "hidden layers", arg, NN_MAX_LAYERS - 1);
+		o->hidden[o->nhidden++] = (size_t)cli_ll("--hidden", tok, 1,
+		    NN_MAX_WIDTH);
+	}
+	free(s);
+}
+
+static void
+parse_schedule(struct opts *o, const char *arg)
+{
+	char *end;
+
+	o->sched_arg = arg;
+	if (strcmp(arg, "constant") == 0) {
+		o->oc.sched = OPTIM_CONSTANT;
+	} else if (strcmp(arg, "cosine") == 0) {
+		o->oc.sched = OPTIM_COSINE;
+	} else if (strncmp(arg, "step:", 5) == 0) {
+		errno = 0;
+		o->sched_epochs = strtod(arg + 5, &end);
+		if (end == arg + 5 || *end != ':' || errno == ERANGE ||
+		    !(o->sched_epochs > 0) || !isfinite(o->sched_epochs))
+			cli_usage_error("invalid --lr-schedule '%s': expected "
+			    "step:EPOCHS:GAMMA with EPOCHS > 0", arg);
+		o->oc.gamma = cli_double("--lr-schedule", end + 1, 0, 1);
+		if (!(o->oc.gamma > 0))
+			cli_usage_error("invalid --lr-schedule '%s': GAMMA must "
+			    "be in (0, 1]", arg);
+		o->oc.sched = OPTIM_STEP;
+	} else {
+		cli_usage_error("invalid --lr-schedule '%s': expected "
+		    "constant, cosine or step:EPOCHS:GAMMA", arg);
+	}
+}
+
+/* The combinations of privacy options (STYLE.md: no defaults). */
+static int
+check_mode(struct opts *o)
+{
+	if (o->nodp) {
+		if (o->has_eps || o->has_delta || o->has_sigma)
+			cli_usage_error("--no-dp trains without privacy: "
+			    "--epsilon, --delta and --sigma do not apply");
+		if (o->audit || o->unsafe)
+			cli_usage_error("--audit-repeat and "
+			    "--unsafe-test-no-clip need DP-SGD");
+		if (!o->has_epochs)
+			cli_usage_error("--no-dp needs --epochs");
+		return MODE_NODP;
+	}
+	if (o->has_eps != o->has_delta && o->has_eps)
+		cli_usage_error("--epsilon needs --delta");
+	if (!o->has_eps && !o->has_sigma)
+		cli_usage_error("missing privacy parameters: give --epsilon "
+		    "and --delta, or --sigma (or train without privacy with "
+		    "--no-dp)");
+	if (o->has_eps && o->has_sigma && o->has_epochs)
+		cli_usage_error("--epsilon, --sigma and --epochs together "
+		    "over-determine the training: give two of them");
+	if (!o->has_epochs && !(o->has_eps && o->has_sigma))
+		cli_usage_error("give --epochs (or --epsilon, --delta and "
+		    "--sigma to train as long as the budget allows)");
+	if (o->has_sigma && o->sigma == 0) {
+		if (o->has_eps)
+			cli_usage_error("--sigma 0 adds no noise: --epsilon "
+			    "cannot be met");
+		if (o->audit)
+			cli_usage_error("--audit-repeat needs noise");
+		return MODE_CLIP_ONLY;
+	}
+	return MODE_DP;
+}
+
+/* ---- input ---- */
+
+/* The number of strings in a JSON array of strings (label.names), or 0
+ * when it is not one. */
+static size_t
+json_count(const char *s)
+{
+	size_t n = 0;
+	int in = 0, esc = 0, need = 1;
+
+	while (*s == ' ')
+		s++;
+	if (*s++ != '[')
+		return 0;
+	for (; *s; s++) {
+		if (in) {
+			if (esc)
+				esc = 0;
+			else if (*s == '\\')
+				esc = 1;
+			else if (*s == '"')
+				in = 0;
+		} else if (*s == '"' && need) {
+			in = 1;
+			need = 0;
+			n++;
+		} else if (*s == ',' && !need) {
+			need = 1;
+		} else if (*s == ']') {
+			return need && n ? 0 : n;
+		} else if (*s != ' ') {
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* Read X and y of a stream into d. */
+static void
+read_data(struct data *dt, FILE *fp, const char *label, int need_y)
+{
+	struct ts_reader *r = cli_reader(fp, label);
+	struct tensor *t = NULL, *X = NULL, *y = NULL;
+	size_t nt = 0;
+	int rc;
+
+	memset(dt, 0, sizeof *dt);
+	dt->label = label;
+	if ((rc = ts_read_all(r, &t, &nt)) != 0)
+		cli_rdie(r, rc);
+	for (size_t i = 0; i < nt; i++) {
+		if (strcmp(t[i].name, "X") == 0)
+			X = &t[i];
+		else if (strcmp(t[i].name, "y") == 0)
+			y = &t[i];
+	}
+	if (X == NULL)
+		cli_die(EX_DATAERR, "%s: no tensor 'X'", label);
+	if (X->ndim != 2 || (X->dtype != TS_F32 && X->dtype != TS_F64))
+		cli_die(EX_DATAERR, "%s: tensor 'X': expected f32 or f64 of 2 "
+		    "dimensions, got %s of %d", label,
+		    ts_dtype_name(X->dtype), X->ndim);
+	if (X->dims[0] == 0 || X->dims[1] == 0)
+		cli_die(EX_DATAERR, "%s: tensor 'X' is empty", label);
+	if (X->dims[1] > NN_MAX_WIDTH)
+		cli_die(EX_DATAERR, "%s: tensor 'X': %llu features exceed %u",
+		    label, (unsigned long long)X->dims[1], NN_MAX_WIDTH);
+	dt->n = (size_t)X->dims[0];
+	dt->d = (size_t)X->dims[1];
+	if (X->dtype == TS_F32) {
+		dt->X = X->data;
+		X->data = NULL;
+	} else {
+		const double *src = X->data;
+		dt->X = cli_reallocarray(NULL, dt->n * dt->d, sizeof *dt->X);
+		/* Values beyond the float range become infinities: their
+		 * rows are then zeroed like any non-finite row. */
+		for (size_t i = 0; i < dt->n * dt->d; i++)
+			dt->X[i] = (float)src[i];
+	}
+	if (y == NULL) {
+		if (need_y)
+			cli_die(EX_DATAERR, "%s: no tensor 'y' of labels", label);
+	} else {
+		if (y->ndim != 1 || (y->dtype != TS_I32 && y->dtype != TS_I64 &&
+		    y->dtype != TS_U8))
+			cli_die(EX_DATAERR, "%s: tensor 'y': expected i32, i64 "
+			    "or u8 of 1 dimension", label);
+		if (y->dims[0] != X->dims[0])
+			cli_die(EX_DATAERR, "%s: tensor 'y' has %llu rows, 'X' "
+			    "%llu", label, (unsigned long long)y->dims[0],
+			    (unsigned long long)X->dims[0]);
+		dt->y = cli_reallocarray(NULL, dt->n, sizeof *dt->y);
+		for (size_t i = 0; i < dt->n; i++) {
+			int64_t v = y->dtype == TS_I32 ?
+			    ((int32_t *)y->data)[i] : y->dtype == TS_I64 ?
+			    ((int64_t *)y->data)[i] : ((uint8_t *)y->data)[i];
+			/* -1 is never a class: out-of-range labels stay so. */
+			dt->y[i] = v < 0 || v > INT32_MAX ? -1 : (int32_t)v;
+		}
+		{
+			const char *ln = ts_meta_get(&y->meta, "label.names");
+			if (ln != NULL && (dt->nlabel_names = json_count(ln)) > 0)
+				dt->label_names = cli_strdup(ln);
+		}
+	}
+	if (ts_meta_merge(&dt->meta, ts_reader_meta(r), "", NULL) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	dt->digest = ts_reader_digest(r);
+	for (size_t i = 0; i < nt; i++)
+		tensor_free(&t[i]);
+	free(t);
+	ts_reader_close(r);
+}
+
+static void
+data_free(struct data *dt)
+{
+	free(dt->X);
+	free(dt->y);
+	free((char *)dt->label_names);
+	ts_meta_free(&dt->meta);
+}
+
+/* Labels of public data (validation) or of a run without privacy must
+ * be classes. */
+static void
+check_labels(const struct data *dt, size_t K)
+{
+	for (size_t i = 0; i < dt->n; i++)
+		if (dt->y[i] < 0 || (size_t)dt->y[i] >= K)
+			cli_die(EX_DATAERR, "%s: tensor 'y': row %zu: label "
+			    "outside [0, %zu)", dt->label, i, K);
+}
+
+/* ---- training ---- */
+
+static size_t
+argmax(const float *z, size_t k)
+{
+	size_t b = 0;
+
+	for (size_t j = 1; j < k; j++)
+		if (z[j] > z[b])
+			b = j;
+	return b;
+}
+
+/* Accuracy and mean loss of the model on dt. */
+static double
+evaluate(struct trainer *t, const struct data *dt, double *loss)
+{
+	const struct nn_net *net = &t->m->net;
+	struct stream *st = &t->st[0];
+	size_t right = 0;
+	double tot = 0;
+
+	for (size_t s = 0; s < dt->n; s += st->cap) {
+		size_t k = dt->n - s < st->cap ? dt->n - s : st->cap;
+		float *z;
+
+		memcpy(st->xb, dt->X + s * dt->d, k * dt->d * sizeof *st->xb);
+		nn_forward(net, t->m->param, &t->ws, st->xb, k);
+		z = nn_output(net, &t->ws);
+		for (size_t i = 0; i < k; i++)
+			right += argmax(z + i * t->K, t->K) ==
+			    (size_t)dt->y[s + i];
+		tot += nn_softmax_xent(z, dt->y + s, k, t->K,
+		    t->ws.g[net->nlayers - 1], NULL, NULL);
+	}
+	if (loss != NULL)
+		*loss = tot / (double)dt->n;
+	return (double)right / (double)dt->n;
+}
+
+/* The classifier's loss: softmax cross-entropy of the model on rows of
+ * the labelled data (stream fwd_bwd). */
+static double
+clf_fwd_bwd(struct trainer *t, struct stream *st, const uint64_t *rows,
+    size_t k)
+{
+	const struct nn_net *net = &t->m->net;
+	const struct data *dt = st->dt;
+	struct nn_ws *ws = st->ws[0];
+	float *g = ws->g[net->nlayers - 1];
+	double loss;
+
+	for (size_t i = 0; i < k; i++) {
+		memcpy(st->xb + i * dt->d, dt->X + rows[i] * dt->d,
+		    dt->d * sizeof *st->xb);
+		st->yb[i] = dt->y[rows[i]];
+		if (st->in_sq != NULL)
+			st->in_sqb[i] = st->in_sq[rows[i]];
+	}
+	nn_forward(net, t->m->param, ws, st->xb, k);
+	loss = nn_softmax_xent(nn_output(net, ws), st->yb, k, t->K, g, NULL,
+	    NULL);
+	nn_backward(net, t->m->param, ws, g, NULL);
+	return loss;
+}
+
+/* Add a DP-SGD stream's share of the step to t->grad (Abadi et al. 2016,
+ * Algorithm 1, with Poisson sampling): the clipped sum of a Poisson
+ * batch, noised, divided by the expected batch size. */
+static void
+stream_dp_add(struct trainer *t, struct stream *st, struct rng *r)
+{
+	size_t n = nn_poisson(r, st->dt->n, st->q, st->idx);
+	int rc;
+
+	memset(t->sum + st->lo, 0, (st->hi - st->lo) * sizeof *t->sum);
+	for (size_t s = 0; s < n; s += st->cap) {
+		size_t k = n - s < st->cap ? n - s : st->cap;
+
+		(void)st->fwd_bwd(t, st, st->idx + s, k);
+		memset(st->sq, 0, k * sizeof *st->sq);
+		/* One example's gradient spans every net its loss reaches:
+		 * the norm, and so the clipping, is over all of them. */
+		for (size_t j = 0; j < st->nnets; j++)
+			nn_sqnorms_cached(st->net[j], st->ws[j], j == 0 &&
+			    st->in_sq ? st->in_sqb : NULL, st->sq);
+		nn_clip_weights(&st->clip, st->sq, k, st->wt);
+		for (size_t j = 0; j < st->nnets; j++)
+			if ((rc = nn_clip_sum(&st->clip, st->net[j], st->ws[j],
+			    st->wt, n, t->sum)) != 0)
+				cli_die(rc == NN_E_NOMEM ? EX_OSERR :
+				    EX_SOFTWARE, "clipped sum: %s",
+				    nn_strerror(rc));
+	}
+	if (st->noise != NULL && (rc = nn_noise_release(st->noise,
+	    t->sum + st->lo)) != 0)
+		cli_die(EX_SOFTWARE, "noise: %s (nothing was released)",
+		    nn_strerror(rc));
+	/* Dividing by the public expected batch size (not n, which is
+	 * private) is post-processing. */
+	for (size_t i = st->lo; i < st->hi; i++)
+		t->grad[i] += (float)(t->sum[i] / (double)st->batch);
+}
+
+/* Fisher-Yates shuffle of 0..n-1 into p. */
+static void
+shuffle(struct rng *r, uint64_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = i;
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)rng_uniform_below(r, i);
+		uint64_t tmp = p[i - 1];
+		p[i - 1] = p[j];
+		p[j] = tmp;
+	}
+}
+
+/* Add a stream's next shuffled batch without privacy: the mean gradient.
+ * A pass over the data ends the permutation; the next one is drawn.
+ * @return the sum of the losses; *k receives the batch size. */
+static double
+stream_plain_add(struct trainer *t, struct stream *st, struct rng *r,
+    size_t *k)
+{
+	size_t n = st->dt->n, b;
+	double loss = 0;
+
+	if (st->pos == 0 || st->pos >= n) {
+		shuffle(r, st->idx, n);
+		st->pos = 0;
+	}
+	b = n - st->pos < st->batch ? n - st->pos : st->batch;
+	for (size_t s = 0; s < b; s += st->cap) {
+		size_t c = b - s < st->cap ? b - s : st->cap;
+
+		loss += st->fwd_bwd(t, st, st->idx + st->pos + s, c);
+		for (size_t j = 0; j < st->nnets; j++)
+			nn_grad_sum(st->net[j], st->ws[j], 1.0f / (float)b,
+			    t->grad);
+	}
+	st->pos += b;
+	*k = b;
+	return loss;
+}
+
+/* One step: every stream adds its gradient, then the optimiser moves.
+ * @return the loss of the plain streams; *seen the examples used
+ * (expected counts for DP streams: actual counts are private). */
+static double
+step(struct trainer *t, struct rng *r, struct optim *opt, double *seen)
+{
+	double loss = 0;
+
+	memset(t->grad + t->lo, 0, (t->hi - t->lo) * sizeof *t->grad);
+	for (size_t i = 0; i < t->nst; i++) {
+		struct stream *st = &t->st[i];
+
+		if (st->dp) {
+			stream_dp_add(t, st, r);
+			*seen += st->q * (double)st->dt->n;
+		} else {
+			size_t k;
+			loss += stream_plain_add(t, st, r, &k);
+			*seen += (double)k;
+		}
+	}
+	optim_update(opt, t->m->param, t->grad, t->lo, t->hi);
+	optim_next(opt);
+	return loss;
+}
+
+/* After an epoch: the validation accuracy, the best parameters so far,
+ * the verbose line.  @return 1 to stop early. */
+static int
+end_epoch(struct trainer *t, uint64_t epoch, uint64_t nepochs,
+    double loss, double eseen, double seen, double secs)
+{
+	char line[256];
+	size_t k = 0;
+	int stop = 0;
+
+	t->epochs_run = epoch;
+	k += (size_t)snprintf(line, sizeof line, "epoch %llu/%llu",
+	    (unsigned long long)epoch, (unsigned long long)nepochs);
+	/* The training loss of DP-SGD is a statistic of the private data:
+	 * it is shown only without privacy. */
+	if (t->mode == MODE_NODP)
+		k += (size_t)snprintf(line + k, sizeof line - k, ", loss %.4f",
+		    loss / (eseen > 0 ? eseen : 1));
+	if (t->va != NULL) {
+		double vl, acc = evaluate(t, t->va, &vl);
+
+		k += (size_t)snprintf(line + k, sizeof line - k, ", val loss "
+		    "%.4f, val accuracy %.4f", vl, acc);
+		if (acc > t->best_acc || t->best_epoch == 0) {
+			t->best_acc = acc;
+			t->best_epoch = epoch;
+			memcpy(t->best, t->m->param, t->m->nparam *
+			    sizeof *t->best);
+		} else if (t->o->patience &&
+		    epoch - t->best_epoch >= t->o->patience) {
+			stop = 1;
+		}
+	}
+	snprintf(line + k, sizeof line - k, ", %.0f examples/s",
+	    seen / (secs > 0 ? secs : 1e-9));
+	if (t->o->verbose)
+		fprintf(stderr, "%s: %s\n", cli_prog(), line);
+	return stop;
+}
+
+/* One whole training from the model's current parameters. */
+static void
+train(struct trainer *t, struct rng *r, uint64_t run, uint64_t runs)
+{
+	const struct opts *o = t->o;
+	struct optim_cfg oc = o->oc;
+	struct optim *opt;
+	uint64_t nepochs, total;
+	double t0 = now(), loss = 0, seen = 0;
+
+	if (t->mode == MODE_NODP) {
+		uint64_t per = (t->st[0].dt->n + o->batch - 1) / o->batch;
+		total = (uint64_t)ceil(o->epochs * (double)per);
+		t->steps_per_epoch = per;
+	} else {
+		total = t->steps;
+	}
+	nepochs = (total + t->steps_per_epoch - 1) / t->steps_per_epoch;
+	oc.total = total ? total : 1;
+	if (oc.sched == OPTIM_STEP) {
+		double e = ceil(o->sched_epochs * (double)t->steps_per_epoch);
+		oc.every = e < 1 ? 1 : (uint64_t)e;
+	}
+	if ((opt = optim_new(&oc, t->m->nparam)) == NULL)
+		cli_die(EX_OSERR, "out of memory");
+	t->best_epoch = 0;
+	t->best_acc = 0;
+	for (size_t i = 0; i < t->nst; i++)
+		t->st[i].pos = 0;
+	for (uint64_t s = 0, epoch = 0; s < total;) {
+		uint64_t end = s + t->steps_per_epoch;
+		double eseen = seen;
+
+		if (end > total)
+			end = total;
+		for (loss = 0; s < end; s++) {
+			loss += step(t, r, opt, &seen);
+			if (runs == 1)
+				cli_progress("steps", s + 1, total);
+		}
+		epoch++;
+		if (runs == 1 && end_epoch(t, epoch, nepochs, loss,
+		    seen - eseen, seen, now() - t0))
+			break;
+	}
+	if (runs > 1)
+		cli_progress("trainings", run + 1, runs);
+	else
+		cli_progress_done();
+	if (t->va != NULL && t->best_epoch > 0)
+		memcpy(t->m->param, t->best, t->m->nparam * sizeof *t->best);
+	optim_free(opt);
+}
+
+/* ---- output ---- */
+
+static void
+set_param(struct ledger_entry *e, const char *key, double v)
+{
+	if (ts_meta_setf(&e->params, key, "%.17g", v) != 0)
+		cli_die(EX_OSERR, "out of memory");
+}
+
+/* The ledger of a side input (--init, --val): its releases, and its raw
+ * marks made aggregate (the model depends on all of its rows). */
+static void
+inherit_side(struct ts_meta *m, const struct ts_meta *src, const char *label)
+{
+	struct ts_meta tmp = { 0 };
+	char err[256];
+
+	for (size_t i = 0; i < src->n; i++) {
+		const char *k = src->kv[i].key;
+		if (strncmp(k, "dp.raw.", 7) == 0) {
+			if (ledger_mark_raw(m, k + 7, LEDGER_AGGREGATE, err,
+			    sizeof err) != 0)
+				cli_die(EX_DATAERR, "%s: %s", label, err);
+		} else if (strncmp(k, "dp.", 3) == 0) {
+			cli_meta_set(&tmp, k, src->kv[i].val);
+		}
+	}
+	cli_inherit(m, &tmp, label);
+	ts_meta_free(&tmp);
+}
+
+static void
+meta_num(struct ts_meta *m, const char *key, double v)
+{
+	if (ts_meta_setf(m, key, "%.17g", v) != 0)
+		cli_die(EX_OSERR, "out of memory");
+}
+
+/* The DP-SGD release entry: steps x the subsampled Gaussian's RDP curve
+ * (times the audit trainings), and the fast sampler's TV on delta. */
+static void
+record_release(struct ts_meta *meta, struct rng *rng, const char *dataset,
+    const struct trainer *t, const struct stream *st, double tv, double eps)
+{
+	const struct opts *o = t->o;
+	struct ledger_entry e;
+	const double *ord;
+	double reps = o->audit ? (double)o->audit : 1;
+	size_t no;
+	int rc;
+
+	dpcli_entry(&e, rng, dataset, "subsampled_gaussian");
+	ord = rdp_default_orders(&no);
+	e.norders = no;
+	for (size_t i = 0; i < no; i++)
+		e.orders[i] = ord[i];
+	if ((rc = rdp_sgm(st->q, o->sigma, ord, no, e.rdp)) != 0)
+		cli_die(EX_SOFTWARE, "accountant: %s", rdp_strerror(rc));
+	for (size_t i = 0; i < no; i++)
+		e.rdp[i] *= (double)t->steps * reps;
+	if (tv > 0)
+		e.delta = noise_fast_delta_charge(eps > EPS_REF ? eps : EPS_REF,
+		    tv);
+	set_param(&e, "q", st->q);
+	set_param(&e, "sigma", o->sigma);
+	set_param(&e, "noise_std", st->noise_std);
+	set_param(&e, "steps", (double)t->steps);
+	set_param(&e, "clip", o->clip);
+	set_param(&e, "l2_sensitivity", st->sens);
+	set_param(&e, "grid", st->gamma);
+	set_param(&e, "records", (double)st->dt->n);
+	if (o->audit)
+		set_param(&e, "audit_releases", reps);
+	if (o->unsafe)
+		set_param(&e, "unsafe_test_no_clip", 1);
+	dpcli_release(meta, &e);
+	ts_meta_free(&e.params);
+}
+
+/* Write the model, or with --audit-repeat, each parameter tensor stacked
+ * over the trainings: model/fc<k>/W as [runs, in * out] and model/fc<k>/b
+ * as [runs, out], row i the parameters of training i. */
+static void
+write_audit(struct ts_writer *w, const struct nn_model *m, const float *all,
+    uint64_t runs)
+{
+	for (size_t l = 0; l < m->net.nlayers; l++) {
+		const struct nn_layer *L = &m->net.layer[l];
+		for (int part = 0; part < 2; part++) {
+			size_t len = part ? L->out : L->in * L->out;
+			size_t off = L->off + (part ? L->in * L->out : 0);
+			uint64_t dims[2] = { runs, len };
+			struct tensor hdr;
+			char name[64];
+			int rc;
+
+			snprintf(name, sizeof name, "model/fc%zu/%s", l + 1,
+			    part ? "b" : "W");
+			if (tensor_init(&hdr, name, TS_F32, 2, dims) != 0)
+				cli_die(EX_SOFTWARE, "bad tensor header");
+			if ((rc = ts_write_begin(w, &hdr)) != 0)
+				cli_wdie(w, rc);
+			for (uint64_t i = 0; i < runs; i++)
+				if ((rc = ts_write_rows(w, all + i * m->nparam +
+				    off, 1)) != 0)
+					cli_wdie(w, rc);
+			if ((rc = ts_write_end(w)) != 0)
+				cli_wdie(w, rc);
+			tensor_free(&hdr);
+		}
+	}
+}
+
+/* ---- the privacy plan ---- */
+
+/* Solve the training length or the noise multiplier for the budget,
+ * then the noise scale.  The fast sampler's total variation is charged
+ * to delta (noise_fast.h), so the accountant converts the RDP curve at
+ * delta minus that charge: the solve is repeated at the reduced delta
+ * until the charge of the plan it gives is covered. */
+static void
+plan_dp(struct trainer *t, struct stream *st, struct opts *o, double *eps)
+{
+	uint64_t runs = o->audit ? o->audit : 1;
+	double charge = 0, dl = o->delta;
+	int rc, it;
+
+	for (it = 0; it < 8; it++) {
+		double tau, next;
+
+		dl = o->delta - charge;
+		if (o->has_delta && !(dl > 0))
+			cli_usage_error("--delta %g is below the noise sampler's "
+			    "charge %g", o->delta, charge);
+		if (o->has_eps && !o->has_sigma) {
+			rc = rdp_sgm_solve_sigma(st->q, t->steps * runs, dl,
+			    o->epsilon, NULL, 0, RDP_CONV_IMPROVED, &o->sigma);
+			if (rc != 0)
+				cli_usage_error("no noise multiplier up to 1e6 "
+				    "meets epsilon %g in %llu steps: %s",
+				    o->epsilon, (unsigned long long)t->steps,
+				    rdp_strerror(rc));
+		} else if (o->has_eps) {
+			uint64_t ns;
+			rc = rdp_sgm_solve_steps(st->q, o->sigma, dl, o->epsilon,
+			    NULL, 0, RDP_CONV_IMPROVED, &ns);
+			if (rc != 0)
+				cli_die(EX_SOFTWARE, "accountant: %s",
+				    rdp_strerror(rc));
+			ns /= runs;
+			if (ns == 0)
+				cli_usage_error("--sigma %g: not even one step "
+				    "fits epsilon %g", o->sigma, o->epsilon);
+			t->steps = ns > MAX_STEPS ? MAX_STEPS : ns;
+		}
+		if (t->mode != MODE_DP)
+			return;
+		/* The grid rounding of the noise is exact while |sum /
+		 * gamma| < 2^51; the sum is at most (N + 1) C and gamma >
+		 * s 2^-25 >= sigma C 2^-25. */
+		if (o->sigma <= ldexp((double)st->dt->n + 1, -26))
+			cli_usage_error("--sigma %g is too small for %zu records "
+			    "(at least %g)", o->sigma, st->dt->n,
+			    ldexp((double)st->dt->n + 1, -26));
+		st->noise_std = nn_noise_std(o->sigma, o->clip, st->hi - st->lo,
+		    &st->sens, &st->gamma);
+		if (isnan(st->noise_std))
+			cli_usage_error("--sigma %g, --clip %g: no noise scale",
+			    o->sigma, o->clip);
+		if (o->exact || !o->has_eps)
+			break;
+		tau = noise_fast_tv_per_sample(ceil(st->noise_std / st->gamma)) *
+		    (double)t->steps * (double)(st->hi - st->lo) * (double)runs;
+		next = noise_fast_delta_charge(o->epsilon > EPS_REF ?
+		    o->epsilon : EPS_REF, tau);
+		if (!(next >= 0))
+			cli_die(EX_SOFTWARE, "noise: no TV bound");
+		if (next <= charge)
+			break;
+		charge = next;
+	}
+	if (it == 8)
+		cli_die(EX_SOFTWARE, "the privacy plan does not settle");
+	if (o->has_delta && rdp_sgm_epsilon(st->q, o->sigma, t->steps * runs,
+	    dl, NULL, 0, RDP_CONV_IMPROVED, eps, NULL) != 0)
+		*eps = -1;
+}
+
+/* ---- main ---- */
+
+static struct rng *
+sub_rng(const struct opts *o, const char *item)
+{
+	struct rng *r;
+	int rc = o->seed ? rng_new_seeded(&r, dpcli_seed_arg(o->seed), item) :
+	    rng_new(&r);
+
+	if (rc != 0)
+		cli_die(EX_OSERR, "no secure randomness: %s", rng_strerror(rc));
+	return r;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const char *const optimizers[] = { "sgd", "adam", NULL };
+	static const struct option longopts[] = {
+		{ "audit-repeat", required_argument, NULL, OPT_AUDIT },
+		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "classes", required_argument, NULL, OPT_CLASSES },
+		{ "clip", required_argument, NULL, OPT_CLIP },
+		{ "dataset", required_argument, NULL, OPT_DATASET },
+		{ "delta", required_argument, NULL, 'd' },
+		{ "epochs", required_argument, NULL, OPT_EPOCHS },
+		{ "epsilon", required_argument, NULL, 'e' },
+		{ "exact-noise", no_argument, NULL, OPT_EXACT },
+		{ "force", no_argument, NULL, 'f' },
+		{ "freeze", required_argument, NULL, OPT_FREEZE },
+		{ "help", no_argument, NULL, 'h' },
+		{ "hidden", required_argument, NULL, OPT_HIDDEN },
+		{ "init", required_argument, NULL, OPT_INIT },
+		{ "level", required_argument, NULL, OPT_LEVEL },
+		{ "lr", required_argument, NULL, OPT_LR },
+		{ "lr-schedule", required_argument, NULL, OPT_SCHEDULE },
+		{ "momentum", required_argument, NULL, OPT_MOMENTUM },
+		{ "nesterov", no_argument, NULL, OPT_NESTEROV },
+		{ "no-dp", no_argument, NULL, OPT_NODP },
+		{ "optimizer", required_argument, NULL, OPT_OPTIMIZER },
+		{ "output", required_argument, NULL, 'o' },
+		{ "patience", required_argument, NULL, OPT_PATIENCE },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "sigma", required_argument, NULL, OPT_SIGMA },
+		{ "unsafe-test-no-clip", no_argument, NULL, OPT_UNSAFE },
+		{ "val", required_argument, NULL, OPT_VAL },
+		{ "val-public", no_argument, NULL, OPT_VAL_PUBLIC },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "weight-decay", required_argument, NULL, OPT_WD },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct opts o = { .batch = 256, .clip = 1 };
+	struct data tr, va;
+	struct nn_model m;
+	struct trainer t;
+	struct stream st;
+	struct ts_meta meta = { 0 }, prov = { 0 }, initmeta = { 0 };
+	struct ts_writer *w;
+	struct rng *rng, *nrng = NULL;
+	FILE *in, *ofp, *vfp = NULL, *ifp = NULL;
+	const char *label, *vlabel = NULL, *ilabel = NULL, *dataset;
+	char err[256], arch[MODEL_MAX_ARCH];
+	double eps = -1, tv = 0, t_start = now();
+	uint64_t idigest = 0;
+	float *all = NULL;
+	int ch, rc, nin = 0;
+
+	cli_init(argv[0], argc, argv);
+	optim_defaults(&o.oc);
+	while ((ch = getopt_long(argc, argv, "d:e:fho:qS:vV", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'd':
+			o.delta = cli_double("--delta", optarg, 0, 1);
+			if (!(o.delta > 0 && o.delta < 1))
+				cli_usage_error("invalid --delta '%s': not in "
+				    "(0, 1)", optarg);
+			o.has_delta = 1;
+			break;
+		case 'e':
+			o.epsilon = cli_double("--epsilon", optarg, 0, 1e6);
+			if (!(o.epsilon > 0))
+				cli_usage_error("invalid --epsilon '%s': not "
+				    "positive", optarg);
+			o.has_eps = 1;
+			break;
+		case 'f':
+			o.force = 1;
+			break;
+		case 'h':
+			usage(0);
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'q':
+			o.quiet = 1;
+			cli_set_quiet(1);
+			break;
+		case 'S':
+			(void)dpcli_seed_arg(optarg);
+			o.seed = optarg;
+			break;
+		case 'v':
+			o.verbose = 1;
+			break;
+		case 'V':
+			cli_version();
+		case OPT_AUDIT:
+			o.audit = (uint64_t)cli_ll("--audit-repeat", optarg, 1,
+			    MAX_AUDIT);
+			break;
+		case OPT_BATCH:
+			o.batch = (size_t)cli_ll("--batch", optarg, 1,
+			    MAX_BATCH);
+			break;
+		case OPT_CLASSES:
+			o.classes = (size_t)cli_ll("--classes", optarg, 2,
+			    NN_MAX_WIDTH);
+			o.has_classes = 1;
+			break;
+		case OPT_CLIP:
+			o.clip = cli_double("--clip", optarg, NN_CLIP_MIN,
+			    NN_CLIP_MAX);
+			break;
+		case OPT_DATASET:
+			if (ledger_check_dataset(optarg) != NULL)
+				cli_usage_error("invalid --dataset '%s': %s",
+				    optarg, ledger_check_dataset(optarg));
+			o.dataset = optarg;
+			break;
+		case OPT_EPOCHS:
+			o.epochs = cli_double("--epochs", optarg, 0,
+			    MAX_EPOCHS);
+			if (!(o.epochs > 0))
+				cli_usage_error("invalid --epochs '%s': not "
+				    "positive", optarg);
+			o.has_epochs = 1;
+			break;
+		case OPT_EXACT:
+			o.exact = 1;
+			break;
+		case OPT_FREEZE:
+			o.freeze = (size_t)cli_ll("--freeze", optarg, 0,
+			    NN_MAX_LAYERS);
+			break;
+		case OPT_HIDDEN:
+			parse_hidden(&o, optarg);
+			break;
+		case OPT_INIT:
+			o.init = optarg;
+			break;
+		case OPT_LEVEL:
+			o.level = cli_level_arg(optarg);
+			break;
+		case OPT_LR:
+			o.oc.lr = cli_double("--lr", optarg, 0, 1e6);
+			if (!(o.oc.lr > 0))
+				cli_usage_error("invalid --lr '%s': not "
+				    "positive", optarg);
+			o.has_lr = 1;
+			break;
+		case OPT_SCHEDULE:
+			parse_schedule(&o, optarg);
+			break;
+		case OPT_MOMENTUM:
+			o.oc.momentum = cli_double("--momentum", optarg, 0, 1);
+			if (!(o.oc.momentum < 1))
+				cli_usage_error("invalid --momentum '%s': not "
+				    "in [0, 1)", optarg);
+			break;
+		case OPT_NESTEROV:
+			o.oc.nesterov = 1;
+			break;
+		case OPT_NODP:
+			o.nodp = 1;
+			break;
+		case OPT_OPTIMIZER:
+			o.oc.kind = cli_choice("--optimizer", optarg,
+			    optimizers) == 0 ? OPTIM_SGD : OPTIM_ADAM;
+			break;
+		case OPT_PATIENCE:
+			o.patience = (size_t)cli_ll("--patience", optarg, 1,
+			    1000000);
+			break;
+		case OPT_SIGMA:
+			o.sigma = cli_double("--sigma", optarg, 0, 1e6);
+			o.has_sigma = 1;
+			break;
+		case OPT_UNSAFE:
+			o.unsafe = 1;
+			break;
+		case OPT_VAL:
+			o.val = optarg;
+			break;
+		case OPT_VAL_PUBLIC:
+			o.val_public = 1;
+			break;
+		case OPT_WD:
+			o.oc.weight_decay = cli_double("--weight-decay", optarg,
+			    0, 1e3);
+			break;
+		default:
+			usage(EX_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc > 1)
+		cli_usage_error("at most one input file");
+	memset(&t, 0, sizeof t);
+	t.mode = check_mode(&o);
+	if (o.unsafe) {
+		const char *env = getenv(UNSAFE_ENV);
+		if (env == NULL || strcmp(env, "1") != 0)
+			cli_usage_error("--unsafe-test-no-clip disables the "
+			    "privacy protection; it is for tests only and needs "
+			    UNSAFE_ENV "=1 in the environment");
+	}
+	if (o.val != NULL && !o.val_public)
+		cli_usage_error("--val needs --val-public: early stopping may "
+		    "only look at data declared public");
+	if (o.val_public && o.val == NULL)
+		cli_usage_error("--val-public needs --val");
+	if (o.patience && o.val == NULL)
+		cli_usage_error("--patience needs --val");
+	if (o.audit && o.val != NULL)
+		cli_usage_error("--audit-repeat and --val do not go together");
+	if (o.oc.kind == OPTIM_ADAM && !o.has_lr)
+		o.oc.lr = 0.001;
+	if (o.oc.nesterov && o.oc.momentum == 0)
+		cli_usage_error("--nesterov needs --momentum");
+
+	/* Open everything before computing. */
+	in = cli_open_in(argc ? argv[0] : NULL, &label);
+	if (o.init != NULL)
+		ifp = cli_open_in(o.init, &ilabel);
+	if (o.val != NULL)
+		vfp = cli_open_in(o.val, &vlabel);
+	ofp = cli_out_open(o.output, o.force);
+	/* Without privacy a seed only makes the run reproducible: no
+	 * warning about noise. */
+	rng = t.mode == MODE_NODP ? sub_rng(&o, WORK_ITEM) :
+	    dpcli_rng(o.seed, WORK_ITEM);
+	if (t.mode == MODE_DP)
+		nrng = sub_rng(&o, WORK_ITEM "/noise");
+	if (t.mode == MODE_CLIP_ONLY)
+		cli_warn("--sigma 0: no noise: the model is NOT private");
+	if (o.unsafe)
+		cli_warn("--unsafe-test-no-clip: gradients are not clipped: the "
+		    "model is NOT private");
+
+	read_data(&tr, in, label, 1);
+	cli_close_in(in);
+	if (ifp != NULL) {
+		struct ts_reader *r = cli_reader(ifp, ilabel);
+		struct tensor *ts = NULL;
+		size_t nt = 0;
+
+		if ((rc = ts_read_all(r, &ts, &nt)) != 0)
+			cli_rdie(r, rc);
+		if (model_read(&m, ts_reader_meta(r), ts, nt, err,
+		    sizeof err) != 0)
+			cli_die(EX_DATAERR, "%s: %s", ilabel, err);
+		if (ts_meta_merge(&initmeta, ts_reader_meta(r), "", NULL) != 0)
+			cli_die(EX_OSERR, "out of memory");
+		idigest = ts_reader_digest(r);
+		for (size_t i = 0; i < nt; i++)
+			tensor_free(&ts[i]);
+		free(ts);
+		ts_reader_close(r);
+		cli_close_in(ifp);
+		if (o.nhidden)
+			cli_usage_error("--hidden does not apply with --init "
+			    "(the model fixes the layers)");
+		if (model_inputs(&m) != tr.d)
+			cli_die(EX_DATAERR, "%s: the model takes %zu features, "
+			    "%s has %zu", ilabel, model_inputs(&m), label, tr.d);
+		if (o.has_classes && o.classes != model_classes(&m))
+			cli_usage_error("--classes %zu: the model of --init has "
+			    "%zu classes", o.classes, model_classes(&m));
+		t.K = model_classes(&m);
+	} else {
+		size_t widths[NN_MAX_LAYERS + 1], nl = o.nhidden + 1;
+
+		if (o.has_classes)
+			t.K = o.classes;
+		else if (tr.label_names != NULL)
+			t.K = tr.nlabel_names;
+		else if (t.mode == MODE_NODP) {
+			for (size_t i = 0; i < tr.n; i++)
+				if (tr.y[i] >= 0 && (size_t)tr.y[i] + 1 > t.K)
+					t.K = (size_t)tr.y[i] + 1;
+		} else
+			cli_usage_error("--classes is required: 'y' of %s has "
+			    "no label.names, and the number of classes must not "
+			    "be learnt from private labels", label);
+		if (t.K < 2)
+			cli_die(EX_DATAERR, "%s: tensor 'y': fewer than 2 classes",
+			    label);
+		widths[0] = tr.d;
+		for (size_t i = 0; i < o.nhidden; i++)
+			widths[i + 1] = o.hidden[i];
+		widths[nl] = t.K;
+		if ((rc = model_init(&m, widths, nl)) != 0)
+			cli_die(rc == NN_E_NOMEM ? EX_OSERR : EX_USAGE,
+			    "model: %s", nn_strerror(rc));
+	}
+	if (o.freeze >= m.net.nlayers)
+		cli_usage_error("--freeze %zu: the model has %zu layers; at "
+		    "least one must be trained", o.freeze, m.net.nlayers);
+	for (size_t l = 0; l < o.freeze; l++)
+		m.net.layer[l].frozen = 1;
+	if (t.mode == MODE_NODP)
+		check_labels(&tr, t.K);
+	if (vfp != NULL) {
+		read_data(&va, vfp, vlabel, 1);
+		cli_close_in(vfp);
+		if (va.d != tr.d)
+			cli_die(EX_DATAERR, "%s: %zu features, %s has %zu",
+			    vlabel, va.d, label, tr.d);
+		check_labels(&va, t.K);
+		nn_zero_nonfinite_rows(va.X, va.n, va.d);
+		t.va = &va;
+	}
+	dataset = dpcli_dataset(&tr.meta, o.dataset, label);
+	if (t.va != NULL) {
+		char key[16 + LEDGER_MAX_NAME];
+
+		snprintf(key, sizeof key, "dp.raw.%s", dataset);
+		if (ts_meta_get(&va.meta, key) != NULL)
+			cli_die(EX_DATAERR, "%s: the validation data derives from "
+			    "the protected dataset %s (%s): it is not public",
+			    vlabel, dataset, key);
+	}
+	{
+		/* Non-finite rows are zero rows inside the mechanism; their
+		 * count is shown only without privacy. */
+		size_t z = nn_zero_nonfinite_rows(tr.X, tr.n, tr.d);
+		if (z && t.mode == MODE_NODP)
+			cli_warn("%zu rows with non-finite values were taken as "
+			    "zero rows", z);
+	}
+
+	/* The labelled stream and the privacy plan: q, steps, sigma, the
+	 * clip bound and the noise. */
+	t.o = &o;
+	t.m = &m;
+	t.lo = m.net.layer[nn_first_trained(&m.net)].off;
+	t.hi = m.nparam;
+	t.st = &st;
+	t.nst = 1;
+	memset(&st, 0, sizeof st);
+	st.name = "labelled";
+	st.dt = &tr;
+	st.dp = t.mode != MODE_NODP;
+	st.batch = o.batch;
+	st.lo = t.lo;
+	st.hi = t.hi;
+	st.fwd_bwd = clf_fwd_bwd;
+	st.nnets = 1;
+	st.net[0] = &m.net;
+	st.ws[0] = &t.ws;
+	st.q = o.batch >= tr.n ? 1 : (double)o.batch / (double)tr.n;
+	if (st.dp) {
+		double expected = st.q * (double)tr.n, e;
+
+		if (tr.n > NN_MAX_RECORDS)
+			cli_die(EX_DATAERR, "%s: %zu records exceed the DP-SGD "
+			    "limit of %llu", label, tr.n,
+			    (unsigned long long)NN_MAX_RECORDS);
+		e = round(1 / st.q);
+		t.steps_per_epoch = e < 1 ? 1 : (uint64_t)e;
+		if (o.has_epochs) {
+			e = round(o.epochs / st.q);
+			if (e > (double)MAX_STEPS)
+				cli_usage_error("--epochs %g: more than %llu "
+				    "steps", o.epochs,
+				    (unsigned long long)MAX_STEPS);
+			t.steps = e < 1 ? 1 : (uint64_t)e;
+		}
+		if (o.has_eps || t.mode == MODE_DP)
+			plan_dp(&t, &st, &o, &eps);
+		e = ceil(expected + 10 * sqrt(expected) + 16);
+		st.cap = e > CAP_MAX ? CAP_MAX : e < CAP_MIN ? CAP_MIN :
+		    (size_t)e;
+		if ((rc = nn_clip_plan(&st.clip, o.clip, expected, tr.n,
+		    st.cap)) != 0)
+			cli_die(EX_SOFTWARE, "clip plan: %s", nn_strerror(rc));
+		st.clip.unclipped = o.unsafe;
+	} else {
+		st.cap = o.batch < CAP_MIN ? CAP_MIN : o.batch > CAP_MAX ?
+		    CAP_MAX : o.batch;
+	}
+	if ((rc = nn_ws_init(&t.ws, &m.net, st.cap)) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	st.xb = cli_reallocarray(NULL, st.cap * tr.d, sizeof *st.xb);
+	st.yb = cli_reallocarray(NULL, st.cap, sizeof *st.yb);
+	st.sq = cli_reallocarray(NULL, st.cap, sizeof *st.sq);
+	st.wt = cli_reallocarray(NULL, st.cap, sizeof *st.wt);
+	st.idx = cli_reallocarray(NULL, tr.n, sizeof *st.idx);
+	t.grad = cli_calloc(m.nparam, sizeof *t.grad);
+	t.sum = cli_calloc(m.nparam, sizeof *t.sum);
+	if (t.va != NULL)
+		t.best = cli_reallocarray(NULL, m.nparam, sizeof *t.best);
+	if (st.dp && !m.net.layer[0].frozen) {
+		/* The rows of X never change: their norms (the first layer's
+		 * part of every ghost norm) are computed once. */
+		st.in_sq = cli_reallocarray(NULL, tr.n, sizeof *st.in_sq);
+		st.in_sqb = cli_reallocarray(NULL, st.cap, sizeof *st.in_sqb);
+		for (size_t i = 0; i < tr.n; i++)
+			st.in_sq[i] = nn_row_sqnorm(tr.X + i * tr.d, tr.d);
+	}
+	if (o.verbose && st.dp)
+		fprintf(stderr, "%s: %zu records, q %.6g, %llu steps, sigma "
+		    "%.6g, clip %g (rows clipped at %.9g), noise sd %.6g\n",
+		    cli_prog(), tr.n, st.q, (unsigned long long)t.steps,
+		    o.sigma, o.clip, st.clip.clip_row, st.noise_std);
+	if (o.verbose && eps >= 0)
+		fprintf(stderr, "%s: (%.6g, %g)-DP for dataset %s\n",
+		    cli_prog(), eps, o.delta, dataset);
+
+	/* Train: once, or --audit-repeat times from the same input. */
+	{
+		float *init = cli_reallocarray(NULL, m.nparam, sizeof *init);
+		uint64_t runs = o.audit ? o.audit : 1;
+		int zero = m.net.nlayers == 1;
+		struct rng *nrngs[NOISE_STREAMS];
+		size_t nseg = 0;
+
+		if (t.mode == MODE_DP) {
+			size_t dn = st.hi - st.lo;
+			int thr = dn >= THREAD_MIN && runs == 1;
+
+			/* A large model's noise comes from NOISE_STREAMS
+			 * workers, each with its own stream. */
+			nseg = thr ? NOISE_STREAMS : 1;
+			nrngs[0] = nrng;
+			for (size_t j = 1; j < nseg; j++) {
+				char item[64];
+				snprintf(item, sizeof item, WORK_ITEM
+				    "/noise/%zu", j);
+				nrngs[j] = sub_rng(&o, item);
+			}
+			if ((rc = nn_noise_new(&st.noise, nrngs, nseg,
+			    st.noise_std, dn, o.exact, thr)) != 0)
+				cli_die(rc == NN_E_NOMEM ? EX_OSERR :
+				    EX_SOFTWARE, "noise: %s", nn_strerror(rc));
+			/* The noise workers take the other cores: more BLAS
+			 * threads would only oversubscribe them. */
+			if (thr)
+				la_set_threads(1);
+		}
+		if (o.audit)
+			all = cli_reallocarray(NULL, runs * m.nparam,
+			    sizeof *all);
+		memcpy(init, m.param, m.nparam * sizeof *init);
+		for (uint64_t i = 0; i < runs; i++) {
+			struct rng *ri = rng, *ni = nrng;
+			char item[96];
+
+			if (o.audit && o.seed) {
+				snprintf(item, sizeof item, WORK_ITEM
+				    "/audit/%llu", (unsigned long long)i);
+				ri = sub_rng(&o, item);
+				snprintf(item, sizeof item, WORK_ITEM
+				    "/audit/%llu/noise", (unsigned long long)i);
+				ni = sub_rng(&o, item);
+			}
+			memcpy(m.param, init, m.nparam * sizeof *init);
+			/* Logistic regression starts at 0 (a convex problem);
+			 * an MLP from He/Glorot weights; --init as given. */
+			if (o.init == NULL)
+				nn_init_params(&m.net, m.param, ri, zero);
+			if (st.noise != NULL && ni != nrng &&
+			    nn_noise_set_rng(st.noise, ni) != 0)
+				cli_die(EX_SOFTWARE, "noise: threaded handle");
+			train(&t, ri, i, runs);
+			if (o.audit)
+				memcpy(all + i * m.nparam, m.param,
+				    m.nparam * sizeof *all);
+			if (ri != rng)
+				rng_free(ri);
+			if (ni != nrng)
+				rng_free(ni);
+		}
+		if (o.audit)
+			cli_progress_done();
+		if (st.noise != NULL) {
+			tv = nn_noise_tv(st.noise);
+			nn_noise_free(st.noise);
+			st.noise = NULL;
+		}
+		for (size_t j = 1; j < nseg; j++)
+			rng_free(nrngs[j]);
+		free(init);
+	}
+
+	/* The output: the model, then the stream metadata. */
+	w = cli_writer(ofp, o.level);
+	if (o.audit)
+		write_audit(w, &m, all, o.audit);
+	else if ((rc = model_write(w, &m)) != 0)
+		cli_wdie(w, rc);
+	cli_inherit(&meta, &tr.meta, label);
+	cli_prov_input(&prov, nin++, label, tr.digest);
+	if (o.init != NULL) {
+		inherit_side(&meta, &initmeta, ilabel);
+		cli_prov_input(&prov, nin++, ilabel, idigest);
+	}
+	if (t.va != NULL) {
+		inherit_side(&meta, &va.meta, vlabel);
+		cli_prov_input(&prov, nin++, vlabel, va.digest);
+	}
+	/* Rows of other datasets in X now feed an aggregate (the model). */
+	for (size_t i = 0; i < meta.n; i++) {
+		const char *k = meta.kv[i].key;
+		if (strncmp(k, "dp.raw.", 7) == 0 && strcmp(k + 7, dataset) != 0
+		    && ledger_mark_raw(&meta, k + 7, LEDGER_AGGREGATE, err,
+		    sizeof err) != 0)
+			cli_die(EX_DATAERR, "%s: %s", label, err);
+	}
+	if (t.mode == MODE_DP)
+		record_release(&meta, rng, dataset, &t, &st, tv, eps);
+	if ((t.mode != MODE_DP || o.unsafe) && ledger_mark_raw(&meta, dataset,
+	    LEDGER_AGGREGATE, err, sizeof err) != 0)
+		cli_die(EX_DATAERR, "%s: %s", label, err);
+	if (o.audit)
+		meta_num(&meta, "dp.audit", (double)o.audit);
+	if (model_put_meta(&m, &meta) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	model_arch(&m, arch, sizeof arch);
+	cli_meta_set(&meta, "train.mode", t.mode == MODE_DP ? "dp_sgd" :
+	    t.mode == MODE_CLIP_ONLY ? "clip_only" : "no_dp");
+	cli_meta_set(&meta, "train.optimizer", o.oc.kind == OPTIM_ADAM ?
+	    "adam" : "sgd");
+	meta_num(&meta, "train.lr", o.oc.lr);
+	cli_meta_set(&meta, "train.lr_schedule", o.sched_arg ? o.sched_arg :
+	    "constant");
+	if (o.oc.kind == OPTIM_SGD)
+		meta_num(&meta, "train.momentum", o.oc.momentum);
+	meta_num(&meta, "train.weight_decay", o.oc.weight_decay);
+	meta_num(&meta, "train.batch", (double)o.batch);
+	meta_num(&meta, "train.freeze", (double)o.freeze);
+	meta_num(&meta, "train.epochs_run", (double)t.epochs_run);
+	if (o.has_epochs)
+		meta_num(&meta, "train.epochs", o.epochs);
+	if (t.mode != MODE_NODP) {
+		meta_num(&meta, "train.q", st.q);
+		meta_num(&meta, "train.steps", (double)t.steps);
+		meta_num(&meta, "train.clip", o.clip);
+		meta_num(&meta, "train.sigma", o.sigma);
+	}
+	if (t.mode == MODE_DP) {
+		meta_num(&meta, "train.noise_std", st.noise_std);
+		cli_meta_set(&meta, "train.noise", o.exact ? "exact" : "fast");
+		if (eps >= 0) {
+			meta_num(&meta, "train.epsilon", eps);
+			meta_num(&meta, "train.delta", o.delta);
+		}
+	}
+	if (t.va != NULL) {
+		meta_num(&meta, "train.best_epoch", (double)t.best_epoch);
+		meta_num(&meta, "train.val_accuracy", t.best_acc);
+	}
+	cli_prov(&meta);
+	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	if ((rc = ts_write_meta(w, &meta)) != 0 ||
+	    (rc = ts_writer_finish(w)) != 0)
+		cli_wdie(w, rc);
+	ts_writer_close(w);
+	if (o.verbose)
+		fprintf(stderr, "%s: %s trained in %.2f s\n", cli_prog(), arch,
+		    now() - t_start);
+	cli_out_commit();
+
+	nn_ws_free(&t.ws);
+	free(st.xb);
+	free(st.yb);
+	free(st.sq);
+	free(st.wt);
+	free(st.idx);
+	free(st.in_sq);
+	free(st.in_sqb);
+	free(t.grad);
+	free(t.sum);
+	free(t.best);
+	free(all);
+	model_free(&m);
+	data_free(&tr);
+	if (t.va != NULL)
+		data_free(&va);
+	ts_meta_free(&meta);
+	ts_meta_free(&prov);
+	ts_meta_free(&initmeta);
+	rng_free(rng);
+	rng_free(nrng);
+	return 0;
+}

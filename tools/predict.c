@@ -1,0 +1,461 @@
+/* predict: apply a model stream to features: labels, probabilities, logits or hidden features. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "model.h"
+#include "nn.h"
+#include "tensor.h"
+#include "tstream.h"
+
+#define ROWS 1024			/* rows per forward pass */
+
+enum { OUT_LABELS, OUT_PROBS, OUT_LOGITS, OUT_FEATURES };
+enum { REP_TEXT, REP_TSV };
+enum { OPT_FEATURES = 256, OPT_LEVEL, OPT_MODEL, OPT_OUTPUT_KIND, OPT_REPORT,
+	OPT_REPORT_FORMAT };
+
+struct opts {
+	const char *output, *level, *model, *report;
+	int force, quiet, kind, report_format;
+	size_t layer;			/* --features */
+};
+
+__attribute__((noreturn)) static void
+usage(int status)
+{
+	FILE *fp = status ? stderr : stdout;
+
+	fputs("usage: predict [-fhqV] [-o file] --model file [--features layer]"
+	    "\n"
+	    "               [--level level] [--output kind] [--report file]\n"
+	    "               [--report-format format] [file]\n", fp);
+	if (status == 0)
+		fputs("\n"
+		    "  -f, --force            write to a terminal\n"
+		    "  -h, --help             show this help\n"
+		    "  -o FILE                write FILE (through a temporary "
+		    "file), not stdout\n"
+		    "  -q, --quiet            no warnings, no report on stderr\n"
+		    "  -V, --version          show the version\n"
+		    "      --features LAYER   emit the activations after hidden "
+		    "layer LAYER (1..)\n"
+		    "      --level N          zstd level of the output\n"
+		    "      --model FILE       the model stream (required)\n"
+		    "      --output KIND      labels (default: y_pred), probs "
+		    "(P) or logits\n"
+		    "      --report FILE      write the report (needs y) to FILE, "
+		    "not stderr\n"
+		    "      --report-format F  text (default) or tsv\n", fp);
+	exit(status);
+}
+
+/* Read the model stream. */
+static void
+read_model(struct nn_model *m, const char *path, struct ts_meta *meta,
+    uint64_t *digest, const char **label)
+{
+	FILE *fp = cli_open_in(path, label);
+	struct ts_reader *r = cli_reader(fp, *label);
+	struct tensor *t = NULL;
+	size_t nt = 0;
+	char err[256];
+	int rc;
+
+	if ((rc = ts_read_all(r, &t, &nt)) != 0)
+		cli_rdie(r, rc);
+	if (model_read(m, ts_reader_meta(r), t, nt, err, sizeof err) != 0)
+		cli_die(EX_DATAERR, "%s: %s", *label, err);
+	if (ts_meta_merge(meta, ts_reader_meta(r), "", NULL) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	*digest = ts_reader_digest(r);
+	for (size_t i = 0; i < nt; i++)
+		tensor_free(&t[i]);
+	free(t);
+	ts_reader_close(r);
+	cli_close_in(fp);
+}
+
+/* A labels tensor (y) read whole: i32, i64 or u8 of one dimension, as
+ * int64 values. */
+static int64_t *
+read_labels(struct ts_reader *r, struct tensor *hdr, const char *label,
+    size_t *n)
+{
+	int64_t *y;
+	int rc;
+
+	if (hdr->ndim != 1 || (hdr->dtype != TS_I32 && hdr->dtype != TS_I64 &&
+	    hdr->dtype != TS_U8))
+		cli_die(EX_DATAERR, "%s: tensor 'y': expected i32, i64 or u8 of "
+		    "1 dimension", label);
+	if ((rc = ts_read_data(r, hdr)) != 0)
+		cli_rdie(r, rc);
+	*n = (size_t)hdr->dims[0];
+	y = cli_reallocarray(NULL, *n ? *n : 1, sizeof *y);
+	for (size_t i = 0; i < *n; i++)
+		y[i] = hdr->dtype == TS_I32 ? ((int32_t *)hdr->data)[i] :
+		    hdr->dtype == TS_I64 ? ((int64_t *)hdr->data)[i] :
+		    ((uint8_t *)hdr->data)[i];
+	return y;
+}
+
+/* ---- the report ---- */
+
+static double
+ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0;
+}
+
+static void
+report(FILE *fp, int format, const uint64_t *cm, size_t K, uint64_t n)
+{
+	uint64_t right = 0, *pred = cli_calloc(K, sizeof *pred);
+	double mp = 0, mr = 0, mf = 0;
+
+	for (size_t i = 0; i < K; i++) {
+		right += cm[i * K + i];
+		for (size_t j = 0; j < K; j++)
+			pred[j] += cm[i * K + j];
+	}
+	if (format == REP_TSV)
+		fputs("class\tprecision\trecall\tf1\tsupport", fp);
+	else
+		fprintf(fp, "accuracy %.4f (%llu of %llu)\n\n%-7s %9s %9s "
+		    "%9s %9s\n", ratio(right, n), (unsigned long long)right,
+		    (unsigned long long)n, "class", "precision", "recall",
+		    "f1", "support");
+	if (format == REP_TSV) {
+		for (size_t j = 0; j < K; j++)
+			fprintf(fp, "\tpred_%zu", j);
+		fputc('\n', fp);
+	}
+	for (size_t i = 0; i < K; i++) {
+		uint64_t sup = 0;
+		double p, r, f;
+
+		for (size_t j = 0; j < K; j++)
+			sup += cm[i * K + j];
+		p = ratio(cm[i * K + i], pred[i]);
+		r = ratio(cm[i * K + i], sup);
+		f = p + r > 0 ? 2 * p * r / (p + r) : 0;
+		mp += p;
+		mr += r;
+		mf += f;
+		if (format == REP_TSV) {
+			fprintf(fp, "%zu\t%.6f\t%.6f\t%.6f\t%llu", i, p, r, f,
+			    (unsigned long long)sup);
+			for (size_t j = 0; j < K; j++)
+				fprintf(fp, "\t%llu",
+				    (unsigned long long)cm[i * K + j]);
+			fputc('\n', fp);
+		} else {
+			fprintf(fp, "%-7zu %9.4f %9.4f %9.4f %9llu\n", i, p, r,
+			    f, (unsigned long long)sup);
+		}
+	}
+	if (format == REP_TSV) {
+		/* Micro averages of single-label data all equal accuracy. */
+		double a = ratio(right, n);
+		fprintf(fp, "all\t%.6f\t%.6f\t%.6f\t%llu", a, a, a,
+		    (unsigned long long)n);
+		for (size_t j = 0; j < K; j++)
+			fprintf(fp, "\t%llu", (unsigned long long)pred[j]);
+		fputc('\n', fp);
+	} else {
+		fprintf(fp, "%-7s %9.4f %9.4f %9.4f %9llu\n\nconfusion matrix "
+		    "(rows: true class, columns: predicted class)\n%-7s",
+		    "macro", mp / (double)K, mr / (double)K, mf / (double)K,
+		    (unsigned long long)n, "");
+		for (size_t j = 0; j < K; j++)
+			fprintf(fp, " %7zu", j);
+		fputc('\n', fp);
+		for (size_t i = 0; i < K; i++) {
+			fprintf(fp, "%-7zu", i);
+			for (size_t j = 0; j < K; j++)
+				fprintf(fp, " %7llu",
+				    (unsigned long long)cm[i * K + j]);
+			fputc('\n', fp);
+		}
+	}
+	free(pred);
+}
+
+/* ---- main ---- */
+
+int
+main(int argc, char **argv)
+{
+	static const char *const kinds[] = { "labels", "probs", "logits",
+	    NULL };
+	static const char *const formats[] = { "text", "tsv", NULL };
+	static const struct option longopts[] = {
+		{ "features", required_argument, NULL, OPT_FEATURES },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "level", required_argument, NULL, OPT_LEVEL },
+		{ "model", required_argument, NULL, OPT_MODEL },
+		{ "output", required_argument, NULL, OPT_OUTPUT_KIND },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "report", required_argument, NULL, OPT_REPORT },
+		{ "report-format", required_argument, NULL, OPT_REPORT_FORMAT },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct opts o = { .kind = OUT_LABELS };
+	struct nn_model m;
+	struct nn_ws ws;
+	struct ts_meta meta = { 0 }, mmeta = { 0 }, prov = { 0 };
+	struct ts_reader *r;
+	struct ts_writer *w;
+	struct tensor hdr, out, ycopy;
+	FILE *in, *ofp, *rfp = NULL;
+	const char *label, *mlabel;
+	uint64_t mdigest = 0, nx = 0, *cm;
+	int64_t *y = NULL;
+	int32_t *pred = NULL;
+	size_t ny = 0, K, d, width, upto, predcap = 0;
+	float *xb, *ob;
+	double *xd = NULL;
+	int ch, rc, have_x = 0, kind_given = 0;
+
+	cli_init(argv[0], argc, argv);
+	while ((ch = getopt_long(argc, argv, "fho:qV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'f':
+			o.force = 1;
+			break;
+		case 'h':
+			usage(0);
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'q':
+			o.quiet = 1;
+			cli_set_quiet(1);
+			break;
+		case 'V':
+			cli_version();
+		case OPT_FEATURES:
+			o.layer = (size_t)cli_ll("--features", optarg, 1,
+			    NN_MAX_LAYERS);
+			break;
+		case OPT_LEVEL:
+			o.level = cli_level_arg(optarg);
+			break;
+		case OPT_MODEL:
+			o.model = optarg;
+			break;
+		case OPT_OUTPUT_KIND:
+			o.kind = cli_choice("--output", optarg, kinds);
+			kind_given = 1;
+			break;
+		case OPT_REPORT:
+			o.report = optarg;
+			break;
+		case OPT_REPORT_FORMAT:
+			o.report_format = cli_choice("--report-format", optarg,
+			    formats);
+			break;
+		default:
+			usage(EX_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc > 1)
+		cli_usage_error("at most one input file");
+	if (o.model == NULL)
+		cli_usage_error("--model is required");
+	if (o.layer && kind_given)
+		cli_usage_error("--features and --output do not go together");
+	if (o.layer)
+		o.kind = OUT_FEATURES;
+
+	/* Open everything before computing: the model is read first. */
+	in = cli_open_in(argc ? argv[0] : NULL, &label);
+	read_model(&m, o.model, &mmeta, &mdigest, &mlabel);
+	ofp = cli_out_open(o.output, o.force);
+	if (o.report != NULL)
+		rfp = cli_out_open_path(o.report);
+	K = model_classes(&m);
+	d = model_inputs(&m);
+	if (o.layer && o.layer >= m.net.nlayers)
+		cli_usage_error("--features %zu: the model has %zu hidden "
+		    "layers", o.layer, m.net.nlayers - 1);
+	upto = o.kind == OUT_FEATURES ? o.layer : m.net.nlayers;
+	width = o.kind == OUT_FEATURES ? m.net.layer[o.layer - 1].out :
+	    o.kind == OUT_LABELS ? 1 : K;
+	if (nn_ws_init(&ws, &m.net, ROWS) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	xb = cli_reallocarray(NULL, (size_t)ROWS * d, sizeof *xb);
+	ob = cli_reallocarray(NULL, (size_t)ROWS * width, sizeof *ob);
+	w = cli_writer(ofp, o.level);
+	r = cli_reader(in, label);
+	memset(&ycopy, 0, sizeof ycopy);
+
+	while ((rc = ts_read_next(r, &hdr)) == 1) {
+		if (strcmp(hdr.name, "y") == 0) {
+			if (y != NULL)
+				cli_die(EX_DATAERR, "%s: two tensors 'y'", label);
+			y = read_labels(r, &hdr, label, &ny);
+			ycopy = hdr;	/* keeps its metadata and data */
+			continue;
+		}
+		if (strcmp(hdr.name, "X") != 0) {
+			tensor_free(&hdr);
+			continue;
+		}
+		if (have_x)
+			cli_die(EX_DATAERR, "%s: two tensors 'X'", label);
+		have_x = 1;
+		if (hdr.ndim != 2 || (hdr.dtype != TS_F32 &&
+		    hdr.dtype != TS_F64))
+			cli_die(EX_DATAERR, "%s: tensor 'X': expected f32 or f64 "
+			    "of 2 dimensions", label);
+		if (hdr.dims[1] != d)
+			cli_die(EX_DATAERR, "%s: tensor 'X' has %llu features, "
+			    "the model takes %zu", label,
+			    (unsigned long long)hdr.dims[1], d);
+		if (hdr.dtype == TS_F64)
+			xd = cli_reallocarray(NULL, (size_t)ROWS * d,
+			    sizeof *xd);
+		{
+			uint64_t dims[2] = { TS_UNKNOWN_ROWS, width };
+			const char *name = o.kind == OUT_LABELS ? "y_pred" :
+			    o.kind == OUT_PROBS ? "P" : o.kind == OUT_LOGITS ?
+			    "logits" : "X";
+
+			if (tensor_init(&out, name, o.kind == OUT_LABELS ?
+			    TS_I32 : TS_F32, o.kind == OUT_LABELS ? 1 : 2,
+			    dims) != 0)
+				cli_die(EX_SOFTWARE, "bad tensor header");
+			if ((rc = ts_write_begin(w, &out)) != 0)
+				cli_wdie(w, rc);
+		}
+		for (;;) {
+			int64_t k = ts_read_rows(r, hdr.dtype == TS_F64 ?
+			    (void *)xd : (void *)xb, ROWS);
+			size_t n;
+			float *z;
+
+			if (k < 0)
+				cli_rdie(r, (int)k);
+			if (k == 0)
+				break;
+			n = (size_t)k;
+			if (hdr.dtype == TS_F64)
+				for (size_t i = 0; i < n * d; i++)
+					xb[i] = (float)xd[i];
+			nn_forward_to(&m.net, m.param, &ws, xb, n, upto);
+			z = ws.a[upto];
+			if (nx + n > predcap) {
+				predcap = (size_t)(nx + n) * 2;
+				pred = cli_reallocarray(pred, predcap,
+				    sizeof *pred);
+			}
+			for (size_t i = 0; i < n; i++) {
+				const float *zi = z + i * K;
+				size_t b = 0;
+
+				if (o.kind == OUT_FEATURES)
+					break;
+				for (size_t j = 1; j < K; j++)
+					if (zi[j] > zi[b])
+						b = j;
+				pred[nx + i] = (int32_t)b;
+				if (o.kind == OUT_PROBS) {
+					/* softmax with the maximum subtracted */
+					double s = 0, mx = zi[b];
+					for (size_t j = 0; j < K; j++)
+						s += exp((double)zi[j] - mx);
+					for (size_t j = 0; j < K; j++)
+						ob[i * K + j] = (float)(exp(
+						    (double)zi[j] - mx) / s);
+				}
+			}
+			if (o.kind == OUT_LABELS)
+				rc = ts_write_rows(w, pred + nx, n);
+			else if (o.kind == OUT_PROBS)
+				rc = ts_write_rows(w, ob, n);
+			else
+				rc = ts_write_rows(w, z, n);
+			if (rc != 0)
+				cli_wdie(w, rc);
+			nx += n;
+			cli_progress("rows", nx, 0);
+		}
+		if ((rc = ts_write_end(w)) != 0)
+			cli_wdie(w, rc);
+		tensor_free(&out);
+		tensor_free(&hdr);
+	}
+	if (rc < 0)
+		cli_rdie(r, rc);
+	cli_progress_done();
+	if (!have_x)
+		cli_die(EX_DATAERR, "%s: no tensor 'X'", label);
+	if (y != NULL && ny != nx)
+		cli_die(EX_DATAERR, "%s: tensor 'y' has %zu rows, 'X' %llu",
+		    label, ny, (unsigned long long)nx);
+	if (y != NULL && o.kind != OUT_FEATURES)
+		for (size_t i = 0; i < ny; i++)
+			if (y[i] < 0 || (uint64_t)y[i] >= K)
+				cli_die(EX_DATAERR, "%s: tensor 'y': row %zu: "
+				    "label %lld outside the model's classes "
+				    "[0, %zu)", label, i, (long long)y[i], K);
+	if (rfp != NULL && (y == NULL || o.kind == OUT_FEATURES))
+		cli_usage_error("--report needs labels 'y' in the input and "
+		    "predictions (not --features)");
+	if (y != NULL && (rc = ts_write_tensor(w, &ycopy)) != 0)
+		cli_wdie(w, rc);
+
+	/* Stream metadata: the data's, then the model's ledger (every
+	 * entry: the predictions depend on both). */
+	cli_inherit(&meta, ts_reader_meta(r), label);
+	cli_inherit(&meta, &mmeta, mlabel);
+	cli_prov_input(&prov, 0, label, ts_reader_digest(r));
+	cli_prov_input(&prov, 1, mlabel, mdigest);
+	if (o.kind == OUT_FEATURES)
+		rc = ts_meta_setf(&meta, "predict.output", "features:%zu",
+		    o.layer);
+	else
+		rc = ts_meta_set(&meta, "predict.output", kinds[o.kind]);
+	if (rc != 0)
+		cli_die(EX_OSERR, "out of memory");
+	cli_prov(&meta);
+	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	if ((rc = ts_write_meta(w, &meta)) != 0 ||
+	    (rc = ts_writer_finish(w)) != 0)
+		cli_wdie(w, rc);
+	ts_writer_close(w);
+
+	if (y != NULL && o.kind != OUT_FEATURES && (rfp != NULL || !o.quiet)) {
+		cm = cli_calloc(K * K, sizeof *cm);
+		for (size_t i = 0; i < ny; i++)
+			cm[(size_t)y[i] * K + (size_t)pred[i]]++;
+		report(rfp ? rfp : stderr, o.report_format, cm, K, ny);
+		free(cm);
+	}
+	cli_out_commit();
+	cli_close_in(in);
+	ts_reader_close(r);
+	tensor_free(&ycopy);
+	nn_ws_free(&ws);
+	model_free(&m);
+	ts_meta_free(&meta);
+	ts_meta_free(&mmeta);
+	ts_meta_free(&prov);
+	free(y);
+	free(pred);
+	free(xb);
+	free(xd);
+	free(ob);
+	return 0;
+}
