@@ -764,3 +764,17 @@ np.save("v1.npy", a)
 	run -73 --separate-stderr tns from-csv -o d.tns x.csv
 	[[ $stderr == "tns: d.tns: is a directory" ]]
 }
+
+@test "tns split stamps one split.id on every part, different across unseeded runs" {
+	printf '%s\n' 1 2 3 4 5 6 > x.csv
+	tns from-csv -o x.tns x.csv
+	tns split --parts 3 --prefix a- x.tns
+	tns split --parts 3 --prefix b- x.tns
+	ids() { for f in "$@"; do tns info --format json "$f" | grep -o '"split.id":"[0-9a-f]*"'; done | sort -u; }
+	run -0 ids a-0.tns a-1.tns a-2.tns
+	[ "${#lines[@]}" -eq 1 ]
+	a=$output
+	run -0 ids b-0.tns b-1.tns b-2.tns
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$output" != "$a" ]
+}

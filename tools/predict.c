@@ -417,7 +417,15 @@ main(int argc, char **argv)
 
 	/* Stream metadata: the data's, then the model's ledger (every
 	 * entry: the predictions depend on both). */
-	cli_inherit(&meta, ts_reader_meta(r), label);
+	/* The query rows' own split.* keys are left out: the predictions
+	 * belong to the model's partition (teacher-vote reads it). */
+	{
+		struct ts_meta dm = { 0 };
+		if (ts_meta_copy_except(&dm, ts_reader_meta(r), "split.") != 0)
+			cli_die(EX_OSERR, "out of memory");
+		cli_inherit(&meta, &dm, label);
+		ts_meta_free(&dm);
+	}
 	cli_inherit(&meta, &mmeta, mlabel);
 	cli_prov_input(&prov, 0, label, ts_reader_digest(r));
 	cli_prov_input(&prov, 1, mlabel, mdigest);

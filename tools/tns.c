@@ -1263,6 +1263,7 @@ cmd_split(struct opts *o, int argc, char **argv)
 	struct names all = { 0 }, want = { 0 };
 	uint64_t rows = 0, seed, *perm, *size, start = 0, digest;
 	const char *seed_source;
+	uint64_t split_id;
 	int width = 1, rc;
 
 	one_operand(argc, "split");
@@ -1346,6 +1347,14 @@ cmd_split(struct opts *o, int argc, char **argv)
 		size[nparts - 1] = rows - used;
 	}
 	perm = permutation(rows, seed);
+	/* One id per run, the same in every part: two splits of one parent
+	 * into the same number of parts overlap unless they share it
+	 * (teacher-vote checks).  It derives from the permutation's key,
+	 * so it is random unless --seed is given. */
+	{
+		uint64_t key[3] = { seed, digest, nparts };
+		split_id = ts_xxh64(key, sizeof key, UINT64_C(0x73706c6974));
+	}
 	for (size_t x = nparts - 1; x >= 10; x /= 10)
 		width++;
 	for (size_t i = 0; i < nparts; i++) {
@@ -1378,7 +1387,9 @@ cmd_split(struct opts *o, int argc, char **argv)
 		if (ts_meta_setf(&meta, "split.part", "%zu/%zu", i, nparts) ||
 		    ts_meta_set(&meta, "split.seed_source", seed_source) ||
 		    ts_meta_setf(&meta, "split.parent", "%016llx",
-		    (unsigned long long)digest))
+		    (unsigned long long)digest) ||
+		    ts_meta_setf(&meta, "split.id", "%016llx",
+		    (unsigned long long)split_id))
 			cli_die(EX_OSERR, "out of memory");
 		cli_prov(&meta);
 		cli_prov_input(&prov, 0, label, digest);

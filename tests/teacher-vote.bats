@@ -1,0 +1,682 @@
+#!/usr/bin/env bats
+# teacher-vote: PATE aggregation (LNMax, GNMax, Confident GNMax) with the
+# exact discrete samplers.  Known answers are recomputed with numpy from
+# tests/data/teacher-vote/votes.csv; the ledger is checked against
+# rdp-account and tests/data/accounting/pate*.csv; the audits use queries
+# with one fixed histogram, each answered with fresh noise (independent
+# releases), fixed seeds, and Clopper-Pearson bounds at alpha = 1e-7 per
+# side: a correct mechanism fails an audit with probability at most 2e-7.
+
+load test_helper
+load audit
+
+FX="$DATA/teacher-vote"
+ACC="$DATA/accounting"
+PARENT=00112233aabbccdd
+
+setup_file() {
+	cd "$BATS_FILE_TMPDIR"
+	# votes.csv: 7 teachers x 10 queries, 4 classes.
+	tns from-csv --dtype i32 --name votes "$FX/votes.csv" > raw.tns
+	tns meta set --unsafe-ledger -i raw.tns -o votes.tns dp.raw.priv=row-local
+	"$PY" - <<-EOF
+	import numpy as np
+	v = np.loadtxt("$FX/votes.csv", delimiter=",", dtype=np.int32)
+	for i in range(v.shape[0]):
+	    np.save("yp%d.npy" % i, v[i])
+	np.save("yp_short.npy", v[0, :9])
+	np.save("yp_f64.npy", v[0].astype(np.float64))
+	np.save("yp_bad.npy", np.where(np.arange(10) == 4, 4, v[1]).astype(np.int32))
+	Q = 200000
+	# Two teachers: (m, m) = (1, 1) against (m - 1, m + 1) = (0, 2), and
+	# for the threshold check a largest count of 2 against 1.
+	np.save("lap_d.npy", np.array([[0] * Q, [1] * Q], dtype=np.int32))
+	np.save("lap_d2.npy", np.array([[1] * Q, [1] * Q], dtype=np.int32))
+	np.save("chk_d.npy", np.array([[0] * Q, [0] * Q], dtype=np.int32))
+	np.save("chk_d2.npy", np.array([[0] * Q, [1] * Q], dtype=np.int32))
+	np.save("tie.npy", np.array([[0] * 30000, [1] * 30000, [2] * 30000], dtype=np.int32))
+	EOF
+	for f in lap_d lap_d2 chk_d chk_d2 tie; do
+		tns from-npy --name votes $f.npy > $f.tns
+	done
+	# Teacher streams: teacher i predicts row i, trained on part i/7.
+	for i in 0 1 2 3 4 5 6; do
+		tns from-npy --name y_pred yp$i.npy > p.tns
+		tns meta set --unsafe-ledger -i p.tns -o t$i.tns split.part=$i/7 \
+			split.parent=$PARENT split.seed_source=seed \
+			dp.raw.mnist=aggregate data.name=usps
+	done
+	tns from-npy --name y_pred yp_short.npy > short.tns
+	tns meta set --unsafe-ledger -i short.tns -o t_short.tns split.part=3/7 \
+		split.parent=$PARENT dp.raw.mnist=aggregate
+	tns from-npy --name y_pred yp_f64.npy > f64.tns
+	tns from-npy --name y_pred yp_bad.npy > bad.tns
+	tns meta set --unsafe-ledger -i bad.tns -o t_bad.tns split.part=1/7 \
+		split.parent=$PARENT dp.raw.mnist=aggregate
+	tns from-npy --name y_pred yp1.npy > p.tns
+	tns meta set --unsafe-ledger -i p.tns -o t_other_parent.tns split.part=1/7 \
+		split.parent=ffffffffffffffff dp.raw.mnist=aggregate
+	tns meta set --unsafe-ledger -i p.tns -o t_other_n.tns split.part=1/8 \
+		split.parent=$PARENT dp.raw.mnist=aggregate
+	tns meta set --unsafe-ledger -i p.tns -o t_nopart.tns dp.raw.mnist=aggregate
+	tns meta set --unsafe-ledger -i p.tns -o t_noparent.tns split.part=1/7 \
+		dp.raw.mnist=aggregate
+	tns meta set --unsafe-ledger -i p.tns -o t_badpart.tns split.part=7/7 \
+		split.parent=$PARENT dp.raw.mnist=aggregate
+	tns meta set --unsafe-ledger -i p.tns -o t_id.tns split.part=1/7 \
+		split.parent=$PARENT split.id=aaaa dp.raw.mnist=aggregate
+	tns meta set --unsafe-ledger -i p.tns -o t_other_ds.tns split.part=1/7 \
+		split.parent=$PARENT dp.raw.cifar=aggregate
+	tns meta set --unsafe-ledger -i p.tns -o t_rowlocal.tns split.part=1/7 \
+		split.parent=$PARENT dp.raw.mnist=row-local
+	tns meta set --unsafe-ledger -i p.tns -o t_unmarked.tns split.part=1/7 \
+		split.parent=$PARENT
+	printf 'garbage, not a tensor stream\n' > garbage.tns
+	head -c 60 votes.tns > cut.tns
+	# Read outputs back: info(path) = tns info as JSON, entry(path) = the
+	# fields of the one release, col(path, tensor) = its values.
+	cat > tv.py <<-EOF
+	import json, subprocess
+	import numpy as np
+	def info(path):
+	    r = subprocess.run(["tns", "info", "--format", "json", path],
+	                       capture_output=True, check=True, text=True)
+	    return json.loads(r.stdout)
+	def entry(path):
+	    E = {}
+	    for k, v in info(path)["metadata"].items():
+	        if k.startswith("dp.release."):
+	            E[k.split(".", 3)[3]] = v
+	    return E
+	def col(path, name):
+	    r = subprocess.run(["tns", "to-csv", "--tensor", name, path],
+	                       capture_output=True, check=True, text=True)
+	    return np.array([int(x) for x in r.stdout.split()])
+	def votes():
+	    v = np.loadtxt("$FX/votes.csv", delimiter=",", dtype=int)
+	    return np.array([np.bincount(v[:, q], minlength=4)
+	                     for q in range(v.shape[1])])
+	EOF
+}
+
+setup() {
+	cd "$BATS_FILE_TMPDIR"
+	export PYTHONPATH="$BATS_FILE_TMPDIR"
+}
+
+# tsv_get KEY: a value of rdp-account's tsv output in $output.
+tsv_get() {
+	awk -F '\t' -v k="$1" '$1 == k { print $2; f = 1 } END { exit !f }' <<< "$output"
+}
+
+# ledger_eps FILE: the epsilon of dataset mnist or priv at delta 1e-5.
+ledger_eps() {
+	run -0 --separate-stderr rdp-account ledger --allow-seeded --format tsv --delta 1e-5 "$1"
+	awk -F '\t' 'NR > 1 { print $3 }' <<< "$output"
+}
+
+# near A B TOL: |A - B| <= TOL |B|.
+near() {
+	awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN {
+		d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b
+		exit !(a != "" && d <= t * m) }' || {
+		echo "got '$1', want '$2' (relative tolerance $3)" >&2
+		return 1
+	}
+}
+
+# ---- the battery ----
+
+@test "teacher-vote --help prints the usage on stdout and exits 0" {
+	run -0 --separate-stderr teacher-vote --help
+	[[ ${lines[0]} == "usage: teacher-vote "* ]]
+	[[ $output == *"--mechanism NAME"* ]]
+	[ -z "$stderr" ]
+}
+
+@test "teacher-vote --help synopsis matches the man page" {
+	synopsis_matches teacher-vote
+}
+
+@test "teacher-vote --version prints the version" {
+	run -0 teacher-vote --version
+	[[ $output == "teacher-vote (privada) "[0-9]* ]]
+}
+
+@test "teacher-vote rejects an unknown option with 64 and usage on stderr" {
+	run -64 --separate-stderr teacher-vote --bogus --classes 4 --gamma 1 votes.tns
+	refute_output
+	[[ $stderr == *"usage: teacher-vote "* ]]
+}
+
+@test "teacher-vote refuses to spend budget without privacy parameters" {
+	run -64 --separate-stderr teacher-vote --classes 4 votes.tns
+	refute_output
+	[[ $stderr == "teacher-vote: no privacy parameters: lnmax needs --gamma"* ]]
+	run -64 --separate-stderr teacher-vote --classes 4 --mechanism gnmax votes.tns
+	refute_output
+	[[ $stderr == "teacher-vote: no privacy parameters: gnmax needs --sigma"* ]]
+	run -64 --separate-stderr teacher-vote --classes 4 --mechanism confident-gnmax --sigma 4 --sigma1 4 votes.tns
+	refute_output
+	[[ $stderr == "teacher-vote: no privacy parameters: confident-gnmax needs --sigma1, --threshold and --sigma"* ]]
+}
+
+@test "teacher-vote requires --classes" {
+	run -64 --separate-stderr teacher-vote --gamma 1 votes.tns
+	refute_output
+	[[ $stderr == "teacher-vote: --classes is required"* ]]
+}
+
+@test "teacher-vote quotes a bad option value" {
+	run -64 --separate-stderr teacher-vote --classes 4 --gamma 0,5 votes.tns
+	refute_output
+	[[ $stderr == "teacher-vote: invalid --gamma '0,5'"* ]]
+	run -64 --separate-stderr teacher-vote --classes 4 --gamma 0 votes.tns
+	[[ $stderr == "teacher-vote: invalid --gamma '0'"* ]]
+	run -64 --separate-stderr teacher-vote --classes 1 --gamma 1 votes.tns
+	[[ $stderr == "teacher-vote: invalid --classes '1'"* ]]
+	run -64 --separate-stderr teacher-vote --classes 4 --mechanism gnmax --sigma -1 votes.tns
+	[[ $stderr == "teacher-vote: invalid --sigma '-1'"* ]]
+	run -64 --separate-stderr teacher-vote --classes 4 --mechanism bnmax --sigma 1 votes.tns
+	[[ $stderr == "teacher-vote: invalid --mechanism 'bnmax'"* ]]
+	run -64 --separate-stderr teacher-vote --classes 4 --gamma 1 --dataset Bad votes.tns
+	[[ $stderr == "teacher-vote: invalid --dataset 'Bad'"* ]]
+	run -64 --separate-stderr teacher-vote --classes 4 --gamma 1 -S x votes.tns
+	refute_output
+}
+
+@test "teacher-vote refuses options that the mechanism does not take" {
+	run -64 --separate-stderr teacher-vote --classes 4 --gamma 1 --sigma 2 votes.tns
+	refute_output
+	[[ $stderr == "teacher-vote: --sigma does not apply to --mechanism lnmax"* ]]
+	run -64 --separate-stderr teacher-vote --classes 4 --mechanism gnmax --sigma 2 --max-answers 3 votes.tns
+	[[ $stderr == "teacher-vote: --max-answers does not apply to --mechanism gnmax"* ]]
+	run -64 --separate-stderr teacher-vote --classes 4 --mechanism confident-gnmax --sigma 0 --sigma1 2 --threshold 1 votes.tns
+	[[ $stderr == "teacher-vote: --sigma 0 and --sigma1 0 go together"* ]]
+}
+
+@test "teacher-vote refuses --data-dependent: it is not implemented" {
+	run -64 --separate-stderr teacher-vote --classes 4 --mechanism gnmax --sigma 2 --data-dependent votes.tns
+	refute_output
+	[[ $stderr == "teacher-vote: --data-dependent is not implemented: "*"smooth-sensitivity release"* ]]
+}
+
+@test "teacher-vote refuses --unsafe-test-half-noise without PRIVADA_TEST_UNSAFE=1" {
+	run -64 --separate-stderr teacher-vote --unsafe-test-half-noise --classes 4 --gamma 1 votes.tns
+	refute_output
+	[[ $stderr == "teacher-vote: --unsafe-test-half-noise is refused unless PRIVADA_TEST_UNSAFE=1"* ]]
+	PRIVADA_TEST_UNSAFE=0 run -64 --separate-stderr teacher-vote --unsafe-test-half-noise --classes 4 --gamma 1 votes.tns
+	refute_output
+}
+
+@test "teacher-vote rejects a garbage stream with 65 and the reader's message" {
+	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 garbage.tns
+	refute_output
+	[[ $stderr == "teacher-vote: garbage.tns: "* ]]
+}
+
+@test "teacher-vote rejects a truncated stream with 65 and writes nothing" {
+	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 -o out.tns cut.tns
+	refute_output
+	[[ $stderr == "teacher-vote: cut.tns: "* ]]
+	[ ! -e out.tns ]
+}
+
+@test "teacher-vote rejects wrong dtypes and shapes with 65" {
+	tns from-csv --name votes "$FX/votes.csv" > f64.votes.tns
+	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 --dataset priv f64.votes.tns
+	refute_output
+	[[ $stderr == "teacher-vote: f64.votes.tns: tensor 'votes': expected i32 of 2 dimensions"* ]]
+	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 f64.tns
+	refute_output
+	[[ $stderr == "teacher-vote: f64.tns: tensor 'y_pred': expected i32 labels"* ]]
+}
+
+@test "teacher-vote rejects a stream without votes or predictions" {
+	tns from-csv --dtype i32 --name x "$FX/votes.csv" > x.tns
+	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 x.tns
+	refute_output
+	[[ $stderr == "teacher-vote: x.tns: no tensor 'votes' (i32 [teachers, queries]) or 'y_pred'"* ]]
+}
+
+@test "teacher-vote rejects a label outside the classes, naming teacher and query" {
+	run -65 --separate-stderr teacher-vote --classes 3 --gamma 1 votes.tns
+	refute_output
+	[[ $stderr == "teacher-vote: votes.tns: tensor 'votes': teacher 0, query 3: label 3 outside [0, 3) (--classes 3)" ]]
+	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 t0.tns t_bad.tns t2.tns
+	refute_output
+	[[ $stderr == "teacher-vote: t_bad.tns: tensor 'y_pred': teacher 1, query 4: label 4 outside [0, 4)"* ]]
+}
+
+@test "teacher-vote gives 66 for a missing input" {
+	run -66 --separate-stderr teacher-vote --classes 4 --gamma 1 nothere.tns
+	refute_output
+	[[ $stderr == "teacher-vote: nothere.tns: "* ]]
+}
+
+@test "teacher-vote reports a write error to /dev/full with 74" {
+	run -74 --separate-stderr bash -c 'teacher-vote -q --classes 4 --gamma 1 votes.tns > /dev/full'
+	[[ $stderr == *"teacher-vote: "* ]]
+}
+
+@test "teacher-vote refuses other operands with a votes stream, and stdin twice" {
+	run -64 --separate-stderr teacher-vote --classes 4 --gamma 1 votes.tns t0.tns
+	refute_output
+	[[ $stderr == "teacher-vote: a stream of 'votes' is the only input"* ]]
+	run -64 --separate-stderr teacher-vote --classes 4 --gamma 1 - - < votes.tns
+	refute_output
+	[[ $stderr == "teacher-vote: the standard input can be read only once"* ]]
+}
+
+# ---- known answers ----
+
+@test "teacher-vote without noise gives the plurality vote, ties among the winners" {
+	for m in "--gamma inf" "--mechanism gnmax --sigma 0"; do
+		run -0 --separate-stderr teacher-vote --classes 4 $m -S 7 -o out.tns votes.tns
+		[[ $stderr == *"no noise: the output is NOT private"* ]]
+		run -0 "$PY" -c '
+import numpy as np, tv
+c = tv.votes(); y = tv.col("out.tns", "y"); a = tv.col("out.tns", "answered")
+assert len(y) == 10 and (a == 1).all(), (y, a)
+for q in range(10):
+    win = np.flatnonzero(c[q] == c[q].max())
+    assert y[q] in win, (q, y[q], win)
+    if len(win) == 1:
+        assert y[q] == win[0]
+print("ok")'
+	done
+}
+
+@test "teacher-vote breaks ties uniformly at random" {
+	# 30000 three-way ties without noise, seed fixed: each class should
+	# win 10000 times; the chi-square statistic (2 degrees of freedom)
+	# exceeds 27.6 with probability 1e-6 for a uniform choice.
+	run -0 --separate-stderr teacher-vote --classes 3 --gamma inf --dataset d -S 3 -o out.tns tie.tns
+	run -0 "$PY" -c '
+import numpy as np, tv
+n = np.bincount(tv.col("out.tns", "y"), minlength=3)
+chi2 = ((n - 10000) ** 2 / 10000).sum()
+assert n.sum() == 30000 and chi2 < 27.6, (n, chi2)
+print(n)'
+}
+
+@test "teacher-vote confident-gnmax without noise answers exactly the queries whose top count reaches the threshold" {
+	run -0 --separate-stderr teacher-vote --classes 4 --mechanism confident-gnmax --sigma 0 --sigma1 0 --threshold 3.5 -o out.tns votes.tns
+	run -0 "$PY" -c '
+import numpy as np, tv
+c = tv.votes(); y = tv.col("out.tns", "y"); a = tv.col("out.tns", "answered")
+for q in range(10):
+    if c[q].max() >= 3.5:
+        assert a[q] == 1 and c[q][y[q]] == c[q].max(), (q, y[q])
+    else:
+        assert a[q] == 0 and y[q] == -1, (q, y[q], a[q])
+assert a.sum() == 5, a
+print("ok")'
+}
+
+@test "teacher-vote without noise marks its output not private and records no release" {
+	run -0 --separate-stderr teacher-vote --classes 4 --gamma inf -o out.tns votes.tns
+	run -0 "$PY" -c '
+import tv
+m = tv.info("out.tns")["metadata"]
+assert m["dp.raw.priv"] == "aggregate", m
+assert not any(k.startswith("dp.release.") for k in m), m
+print("ok")'
+	run -0 --separate-stderr rdp-account ledger --format tsv --delta 1e-5 out.tns
+	[[ $output == *"not_private"* ]]
+}
+
+@test "teacher-vote gives the same bytes for the same seed and other noise for another" {
+	teacher-vote -q --classes 4 --mechanism gnmax --sigma 2 -S 5 votes.tns > a.tns 2>/dev/null
+	teacher-vote -q --classes 4 --mechanism gnmax --sigma 2 -S 5 votes.tns > b.tns 2>/dev/null
+	cmp a.tns b.tns
+	teacher-vote -q --classes 3 --mechanism gnmax --sigma 2 --dataset d -S 5 tie.tns > c.tns 2>/dev/null
+	teacher-vote -q --classes 3 --mechanism gnmax --sigma 2 --dataset d -S 6 tie.tns > d.tns 2>/dev/null
+	run -0 "$PY" -c '
+import tv
+assert (tv.col("c.tns", "y") != tv.col("d.tns", "y")).any()
+print("ok")'
+}
+
+@test "teacher-vote marks a seeded release in the ledger and warns even with -q" {
+	run -0 --separate-stderr teacher-vote -q --classes 4 --gamma 1 -S 5 -o out.tns votes.tns
+	[[ $stderr == *"--seed 5: the noise is reproducible and this output is NOT private"* ]]
+	run -0 "$PY" -c '
+import tv
+E = tv.entry("out.tns")
+assert E["seeded"] == "true" and E["mechanism"] == "pate_lnmax", E
+print("ok")'
+	run -0 --separate-stderr rdp-account ledger --format tsv --delta 1e-5 out.tns
+	[[ $output == *"not_private"*"--seed"* ]]
+}
+
+@test "teacher-vote's votes release drops the row-local mark and is private" {
+	run -0 --separate-stderr teacher-vote --classes 4 --gamma 0.1 -o out.tns votes.tns
+	[ -z "$stderr" ]
+	run -0 "$PY" -c '
+import tv
+m = tv.info("out.tns")["metadata"]; E = tv.entry("out.tns")
+assert "dp.raw.priv" not in m, m
+assert E["dataset"] == "priv" and E["neighbours"] == "add_remove", E
+assert E["seeded"] == "false" and "data_dependent" not in E, E
+assert m["vote.teachers"] == "7" and m["vote.queries"] == "10", m
+print("ok")'
+	run -0 --separate-stderr rdp-account ledger --format tsv --delta 1e-5 out.tns
+	[[ ${lines[1]} == "priv	1	"*"	private	"* ]]
+}
+
+@test "teacher-vote keeps an aggregate mark of a votes stream and warns" {
+	tns meta set --unsafe-ledger -i raw.tns -o agg.tns dp.raw.priv=aggregate
+	run -0 --separate-stderr teacher-vote --classes 4 --gamma 0.1 -o out.tns agg.tns
+	[[ $stderr == *"this release is NOT private for priv"* ]]
+	run -0 "$PY" -c '
+import tv
+assert tv.info("out.tns")["metadata"]["dp.raw.priv"] == "aggregate"
+print("ok")'
+}
+
+# ---- accounting ----
+
+@test "teacher-vote's lnmax ledger epsilon equals rdp-account pate-lnmax" {
+	teacher-vote -q --classes 4 --gamma 0.05 -o out.tns votes.tns
+	e=$(ledger_eps out.tns)
+	run -0 --separate-stderr rdp-account --format tsv pate-lnmax --gamma 0.05 --queries 10 --delta 1e-5
+	near "$e" "$(tsv_get epsilon)" 1e-12
+}
+
+@test "teacher-vote's gnmax ledger epsilon equals rdp-account pate-gnmax" {
+	teacher-vote -q --classes 4 --mechanism gnmax --sigma 3.5 -o out.tns votes.tns
+	e=$(ledger_eps out.tns)
+	run -0 --separate-stderr rdp-account --format tsv pate-gnmax --sigma 3.5 --queries 10 --delta 1e-5
+	near "$e" "$(tsv_get epsilon)" 1e-12
+}
+
+@test "teacher-vote's confident-gnmax charges every check and every possible answer" {
+	teacher-vote -q --classes 4 --mechanism confident-gnmax --sigma1 5 --threshold 4 --sigma 2 -o out.tns votes.tns
+	e=$(ledger_eps out.tns)
+	run -0 --separate-stderr rdp-account --format tsv gaussian --sigma 5 --count 10 + pate-gnmax --sigma 2 --queries 10 --delta 1e-5
+	near "$e" "$(tsv_get epsilon)" 1e-12
+}
+
+@test "teacher-vote --max-answers caps the answers and the charge" {
+	teacher-vote -q --classes 4 --mechanism confident-gnmax --sigma1 1 --threshold -100 --sigma 2 --max-answers 3 -o out.tns votes.tns
+	run -0 "$PY" -c '
+import tv
+a = tv.col("out.tns", "answered"); y = tv.col("out.tns", "y")
+assert list(a) == [1, 1, 1] + [0] * 7 and (y[3:] == -1).all(), (a, y)
+assert tv.entry("out.tns")["param.answers_charged"] == "3"
+print("ok")'
+	e=$(ledger_eps out.tns)
+	run -0 --separate-stderr rdp-account --format tsv gaussian --sigma 1 --count 10 + pate-gnmax --sigma 2 --queries 3 --delta 1e-5
+	near "$e" "$(tsv_get epsilon)" 1e-12
+}
+
+@test "teacher-vote confident-gnmax answers nothing below an unreachable threshold" {
+	teacher-vote -q --classes 4 --mechanism confident-gnmax --sigma1 1 --threshold 1000 --sigma 2 -o out.tns votes.tns
+	run -0 "$PY" -c '
+import tv
+assert (tv.col("out.tns", "answered") == 0).all() and (tv.col("out.tns", "y") == -1).all()
+print("ok")'
+}
+
+@test "teacher-vote's ledger curve equals the data-independent RDP of pate2018_rdp.csv" {
+	# One query per release; the CSV's orders that are among the default
+	# orders (2, 3, 5, 8, 10, 16, 20, 32, 50).
+	teacher-vote -q --classes 4 --mechanism gnmax --sigma 40 --dataset priv -o g40.tns tie.tns
+	teacher-vote -q --classes 4 --mechanism gnmax --sigma 100 --dataset priv -o g100.tns tie.tns
+	teacher-vote -q --classes 4 --gamma 0.05 --dataset priv -o l.tns tie.tns
+	teacher-vote -q --classes 4 --mechanism confident-gnmax --sigma1 150 --threshold 200 --sigma 40 --dataset priv -o c.tns tie.tns
+	run -0 "$PY" -c '
+import csv, tv
+files = {("gnmax", "sigma=40.0"): "g40.tns", ("gnmax", "sigma=100.0"): "g100.tns",
+         ("lnmax", "lambda=20.0"): "l.tns",
+         ("gnmax_conf", "sigma1=150.0;sigma2=40.0;t=200.0"): "c.tns"}
+curves = {}
+for key, f in files.items():
+    E = tv.entry(f); q = float(E["param.queries"])
+    curves[key] = dict(zip(map(float, E["orders"].split(",")),
+                           [float(x) / q for x in E["rdp"].split(",")]))
+seen = set()
+for row in csv.DictReader(open("'"$ACC"'/pate2018_rdp.csv")):
+    key = (row["mechanism"], row["params"])
+    if key not in curves:
+        continue
+    a = float(row["order"]); want = float(row["rdp_data_independent"])
+    if a not in curves[key]:
+        continue
+    got = curves[key][a]
+    assert abs(got - want) <= 1e-12 * want, (key, a, got, want)
+    seen.add(key)
+assert len(seen) == 4, seen
+print(sorted(seen))'
+	[[ $output == *gnmax_conf* && $output == *lnmax* ]]
+}
+
+@test "rdp-account pate-gnmax and pate-lnmax reproduce the PATE epsilons of the reference tables" {
+	# The chain: ledger = rdp-account (tests above) = the tables, at the
+	# tables' orders and conversion (PATE 2018: its order list, classic;
+	# PATE 2017: the moments 1..8 are the classic conversion at orders
+	# 2..9).
+	run -0 "$PY" -c '
+import csv
+for r in csv.DictReader(open("'"$ACC"'/pate2018_epsilon.csv")):
+    if r["mechanism"] == "gnmax" and r["hist_id"].startswith("H1"):
+        print("gnmax", r["params"].split("=")[1], r["queries"], r["delta"], r["eps_data_independent"])
+for r in csv.DictReader(open("'"$ACC"'/pate2017_epsilon.csv")):
+    if r["hist_id"].startswith(("H1", "H2")):
+        print("lnmax", r["gamma"], r["queries"], r["delta"], r["eps_data_independent"])'
+	local rows=$output n=0
+	while read -r mech p queries delta want; do
+		if [ "$mech" = gnmax ]; then
+			run -0 --separate-stderr rdp-account --format tsv --orders pate --conversion classic pate-gnmax --sigma "$p" --queries "$queries" --delta "$delta"
+		else
+			run -0 --separate-stderr rdp-account --format tsv --orders 2,3,4,5,6,7,8,9 --conversion classic pate-lnmax --gamma "$p" --queries "$queries" --delta "$delta"
+		fi
+		near "$(tsv_get epsilon)" "$want" 1e-9
+		n=$((n + 1))
+	done <<< "$rows"
+	[ "$n" -ge 6 ]
+}
+
+# ---- audits ----
+
+@test "the lnmax audit's epsilon lower bound stays at or below 2 gamma" {
+	# gamma = 1: claim 2.  Exact value of this test: log(0.5 / 0.1302) = 1.35.
+	teacher-vote -q --classes 2 --gamma 1 --dataset d -S 21 -o od.tns lap_d.tns 2>/dev/null
+	teacher-vote -q --classes 2 --gamma 1 --dataset d -S 22 -o od2.tns lap_d2.tns 2>/dev/null
+	tns to-csv --tensor y od.tns > d.txt
+	tns to-csv --tensor y od2.tns > d2.txt
+	audit_run d.txt d2.txt --objective eps --delta 0 --threshold 0.5
+	e=$(audit_get eps_lb)
+	audit_le "$e" 2
+	audit_gt "$e" 1.2		# the audit is not vacuous
+}
+
+@test "the lnmax audit catches half the noise" {
+	# Half the noise: exact value 3.07 > the claim 2.
+	export PRIVADA_TEST_UNSAFE=1
+	teacher-vote -q --unsafe-test-half-noise --classes 2 --gamma 1 --dataset d -S 23 -o od.tns lap_d.tns 2>/dev/null
+	teacher-vote -q --unsafe-test-half-noise --classes 2 --gamma 1 --dataset d -S 24 -o od2.tns lap_d2.tns 2>/dev/null
+	tns to-csv --tensor y od.tns > d.txt
+	tns to-csv --tensor y od2.tns > d2.txt
+	audit_run d.txt d2.txt --objective eps --delta 0 --threshold 0.5
+	audit_gt "$(audit_get eps_lb)" 2
+	run -0 "$PY" -c '
+import tv
+E = tv.entry("od.tns"); m = tv.info("od.tns")["metadata"]
+assert E["param.unsafe_test_half_noise"] == "1" and E["param.scale"] == "0.5", E
+assert m["dp.raw.d"] == "aggregate"
+print("ok")'
+}
+
+@test "the gnmax audit's mu lower bound stays at or below sqrt(2)/sigma" {
+	# sigma = 2: the continuous Gaussian mechanism with L2 sensitivity
+	# sqrt(2) is mu = 0.7071-GDP; this test's exact value with the
+	# discrete Gaussian and random ties is 0.6997.
+	teacher-vote -q --mechanism gnmax --classes 2 --sigma 2 --dataset d -S 31 -o od.tns lap_d.tns 2>/dev/null
+	teacher-vote -q --mechanism gnmax --classes 2 --sigma 2 --dataset d -S 32 -o od2.tns lap_d2.tns 2>/dev/null
+	tns to-csv --tensor y od.tns > d.txt
+	tns to-csv --tensor y od2.tns > d2.txt
+	audit_run d.txt d2.txt --objective mu --threshold 0.5
+	m=$(audit_get mu_lb)
+	audit_le "$m" 0.7071067811865476
+	audit_gt "$m" 0.6
+}
+
+@test "the gnmax audit catches half the noise" {
+	# Half the noise: exact value 1.357 > 0.7071.
+	export PRIVADA_TEST_UNSAFE=1
+	teacher-vote -q --unsafe-test-half-noise --mechanism gnmax --classes 2 --sigma 2 --dataset d -S 33 -o od.tns lap_d.tns 2>/dev/null
+	teacher-vote -q --unsafe-test-half-noise --mechanism gnmax --classes 2 --sigma 2 --dataset d -S 34 -o od2.tns lap_d2.tns 2>/dev/null
+	tns to-csv --tensor y od.tns > d.txt
+	tns to-csv --tensor y od2.tns > d2.txt
+	audit_run d.txt d2.txt --objective mu --threshold 0.5
+	audit_gt "$(audit_get mu_lb)" 0.7071067811865476
+}
+
+@test "the confident-gnmax threshold audit stays within the check's claim and catches half the noise" {
+	# The answered mask is a function of the check alone: RDP alpha /
+	# (2 sigma1^2), epsilon 3.537 at delta 1e-3 for sigma1 = 1.  Largest
+	# count 2 against 1, threshold 0.5, guessing D' when unanswered:
+	# exact values 1.57 (sigma1 = 1) and 5.4 (half the noise).
+	run -0 --separate-stderr rdp-account --format tsv gaussian --sigma 1 --delta 1e-3
+	claim=$(tsv_get epsilon)
+	for half in 0 1; do
+		u=; [ $half = 1 ] && u=--unsafe-test-half-noise
+		PRIVADA_TEST_UNSAFE=1 teacher-vote -q $u --mechanism confident-gnmax --classes 2 --sigma1 1 --threshold 0.5 --sigma 1 --dataset d -S $((41 + 2 * half)) -o od.tns chk_d.tns 2>/dev/null
+		PRIVADA_TEST_UNSAFE=1 teacher-vote -q $u --mechanism confident-gnmax --classes 2 --sigma1 1 --threshold 0.5 --sigma 1 --dataset d -S $((42 + 2 * half)) -o od2.tns chk_d2.tns 2>/dev/null
+		tns to-csv --tensor answered od.tns > d.txt
+		tns to-csv --tensor answered od2.tns > d2.txt
+		audit_run d.txt d2.txt --objective eps --delta 1e-3 --threshold 0.5 --below
+		if [ $half = 0 ]; then
+			audit_le "$(audit_get eps_lb)" "$claim"
+			audit_gt "$(audit_get eps_lb)" 1.3
+		else
+			audit_gt "$(audit_get eps_lb)" "$claim"
+		fi
+	done
+}
+
+@test "teacher-vote --audit-repeat makes independent releases and charges them all" {
+	teacher-vote -q --audit-repeat 3 --classes 4 --mechanism gnmax --sigma 1 -S 9 votes.tns > out.tns 2>/dev/null
+	teacher-vote -q --audit-repeat 3 --classes 4 --mechanism gnmax --sigma 1 -S 9 votes.tns > again.tns 2>/dev/null
+	cmp out.tns again.tns
+	run -0 "$PY" -c '
+import tv
+I = tv.info("out.tns"); E = tv.entry("out.tns")
+names = [t["name"] for t in I["tensors"]]
+assert names == ["y/0", "answered/0", "y/1", "answered/1", "y/2", "answered/2"], names
+assert I["metadata"]["dp.audit"] == "3" and E["param.audit_releases"] == "3", E
+ys = [tuple(tv.col("out.tns", "y/%d" % i)) for i in range(3)]
+print(len(set(ys)))'
+	[ "$output" -ge 2 ]
+	e=$(ledger_eps out.tns)
+	run -0 --separate-stderr rdp-account --format tsv pate-gnmax --sigma 1 --queries 30 --delta 1e-5
+	near "$e" "$(tsv_get epsilon)" 1e-12
+	run -64 --separate-stderr teacher-vote --audit-repeat 2 --classes 4 --gamma inf votes.tns
+	[[ $stderr == "teacher-vote: --audit-repeat needs noise"* ]]
+}
+
+# ---- teachers and their partitions ----
+
+@test "teacher-vote on teacher streams equals the votes tensor with the same seed" {
+	teacher-vote -q --classes 4 --mechanism gnmax --sigma 1 -S 11 -o v.tns votes.tns 2>/dev/null
+	teacher-vote -q --classes 4 --mechanism gnmax --sigma 1 -S 11 -o t.tns t0.tns t1.tns t2.tns t3.tns t4.tns t5.tns t6.tns 2>/dev/null
+	run -0 "$PY" -c '
+import tv
+assert (tv.col("v.tns", "y") == tv.col("t.tns", "y")).all()
+print("ok")'
+}
+
+@test "teacher-vote's release for disjoint teachers is private under replace-one" {
+	run -0 --separate-stderr teacher-vote --classes 4 --gamma 0.1 -o out.tns t6.tns t0.tns t3.tns
+	[ -z "$stderr" ]
+	run -0 "$PY" -c '
+import tv
+m = tv.info("out.tns")["metadata"]; E = tv.entry("out.tns")
+assert "dp.raw.mnist" not in m and not any(k.startswith("split.") for k in m), m
+assert E["dataset"] == "mnist" and E["neighbours"] == "replace_one", E
+assert E["param.teachers"] == "3" and m["data.name"] == "usps", m
+assert m["prov.input.2.name"] == "t3.tns", m
+print("ok")'
+	run -0 --separate-stderr rdp-account ledger --format tsv --delta 1e-5 out.tns
+	[[ ${lines[1]} == "mnist	1	"*"	replace_one	0	none	0	private	"* ]]
+}
+
+@test "teacher-vote refuses two teachers trained on the same part" {
+	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 t0.tns t1.tns t2.tns t1.tns
+	refute_output
+	[[ $stderr == "teacher-vote: t1.tns and t1.tns were trained on the same part 1/7: teachers must be disjoint" ]]
+}
+
+@test "teacher-vote refuses parts of different data or of splits into other numbers of parts" {
+	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 t0.tns t_other_parent.tns
+	refute_output
+	[[ $stderr == "teacher-vote: t0.tns and t_other_parent.tns come from different data (split.parent $PARENT and ffffffffffffffff)"* ]]
+	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 t0.tns t_other_n.tns
+	refute_output
+	[[ $stderr == "teacher-vote: t0.tns and t_other_n.tns come from splits into 7 and 8 parts, which overlap"* ]]
+	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 t0.tns t_id.tns
+	refute_output
+	[[ $stderr == "teacher-vote: t0.tns and t_id.tns come from different splits (split.id none and aaaa)"* ]]
+}
+
+@test "teacher-vote refuses a teacher without a valid partition id" {
+	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 t0.tns t_nopart.tns
+	refute_output
+	[[ $stderr == "teacher-vote: t_nopart.tns: no partition id (split.part): teachers must be trained on disjoint parts from tns split" ]]
+	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 t0.tns t_noparent.tns
+	[[ $stderr == "teacher-vote: t_noparent.tns: split.part without split.parent"* ]]
+	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 t0.tns t_badpart.tns
+	[[ $stderr == "teacher-vote: t_badpart.tns: split.part '7/7' is not i/n with i < n" ]]
+}
+
+@test "teacher-vote refuses teachers of different datasets or with public-looking queries" {
+	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 t0.tns t_other_ds.tns
+	refute_output
+	[[ $stderr == "teacher-vote: t_other_ds.tns: the teachers protect different datasets (mnist and cifar)" ]]
+	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 t_unmarked.tns
+	[[ $stderr == "teacher-vote: t_unmarked.tns: no dataset is marked 'aggregate'"*"--dataset" ]]
+	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 --dataset mnist t0.tns t_rowlocal.tns
+	refute_output
+	[[ $stderr == "teacher-vote: t_rowlocal.tns: the predictions are row-local in the protected dataset mnist"*"must be public" ]]
+}
+
+@test "teacher-vote refuses teachers that answered different numbers of queries" {
+	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 t0.tns t_short.tns
+	refute_output
+	[[ $stderr == "teacher-vote: t_short.tns: tensor 'y_pred' has 9 queries, the first teacher 10"* ]]
+}
+
+@test "teacher-vote refuses a votes tensor among teacher streams" {
+	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 t0.tns votes.tns
+	refute_output
+	[[ $stderr == "teacher-vote: votes.tns: tensor 'votes': expected the predictions 'y_pred' of a teacher"* ]]
+}
+
+@test "teacher-vote labels queries with teachers made by tns split, dpsgd-train and predict" {
+	featurize -q --label label --dataset blobs "$DATA/dpsgd/blobs.csv" > blobs.tns
+	featurize -q --label label --dataset pub "$DATA/dpsgd/blobs.csv" > pub.tns
+	featurize -q --label label --dataset pub2 "$DATA/dpsgd/blobs.csv" > pub2.tns
+	tns split -q --parts 3 -S 5 --prefix part- blobs.tns
+	for i in 0 1 2; do
+		dpsgd-train -q --no-dp --classes 3 --epochs 20 -S 1 -o m$i.tns part-$i.tns 2>/dev/null
+		predict -q --model m$i.tns -o v$i.tns pub.tns
+	done
+	predict -q --model m2.tns -o w2.tns pub2.tns
+	run -0 --separate-stderr teacher-vote --classes 3 --gamma 0.5 -o out.tns v0.tns v1.tns v2.tns
+	[ -z "$stderr" ]
+	run -0 --separate-stderr rdp-account ledger --format tsv --delta 1e-5 out.tns
+	[[ $output == *"blobs	1	"*"	replace_one	0	none	0	private	"* ]]
+	run -0 "$PY" -c '
+import tv
+m = tv.info("out.tns")["metadata"]
+assert m["dp.raw.pub"] == "row-local" and "dp.raw.blobs" not in m, m
+assert len(tv.col("out.tns", "y")) == 60
+print("ok")'
+	run -65 --separate-stderr teacher-vote --classes 3 --gamma 0.5 v0.tns v1.tns w2.tns
+	refute_output
+	[[ $stderr == *"are predictions on different inputs (prov.input.0.xxh64 "* ]]
+	run -65 --separate-stderr teacher-vote --classes 3 --gamma 0.5 v0.tns v1.tns v1.tns
+	[[ $stderr == *"were trained on the same part 1/3"* ]]
+}

@@ -1,0 +1,1025 @@
+/* teacher-vote: aggregate the label votes of teacher models with differential privacy (PATE). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "dpcli.h"
+#include "ledger.h"
+#include "noise.h"
+#include "rdp.h"
+#include "tensor.h"
+#include "tstream.h"
+
+#define MAX_CLASSES (1u << 20)		/* --classes */
+#define MAX_TEACHERS (UINT32_C(1) << 31)	/* votes per count fit u32 */
+#define MAX_COUNTS (UINT64_C(1) << 31)	/* queries x classes */
+#define MAX_AUDIT 32768			/* --audit-repeat: 2 tensors each */
+#define GAMMA_MIN 1e-6			/* --gamma range (besides inf) */
+#define GAMMA_MAX 1e6
+#define SIGMA_MIN 1e-3			/* --sigma, --sigma1 range (besides 0) */
+#define SIGMA_MAX 1e9
+#define THRESHOLD_MAX 1e12
+#define LAPLACE_BITS 32			/* the scale's numerator is <= 2^32 */
+#define ROW_BYTES (1u << 20)		/* bytes of votes read at once */
+#define WORK_ITEM "teacher-vote"
+#define UNSAFE_ENV "PRIVADA_TEST_UNSAFE"
+
+enum { M_LNMAX, M_GNMAX, M_CONFIDENT };
+static const char *const mech_names[] = { "lnmax", "gnmax",
+    "confident-gnmax", NULL };
+static const char *const ledger_mech[] = { "pate_lnmax", "pate_gnmax",
+    "pate_confident_gnmax" };
+
+enum {
+	OPT_AUDIT = 256, OPT_CLASSES, OPT_DDEP, OPT_DATASET, OPT_GAMMA,
+	OPT_LEVEL, OPT_MAX_ANSWERS, OPT_MECHANISM, OPT_SIGMA, OPT_SIGMA1,
+	OPT_THRESHOLD, OPT_UNSAFE
+};
+
+struct opts {
+	const char *output, *level, *seed, *dataset;
+	int force, quiet, mech, ddep, unsafe;
+	int has_gamma, has_sigma, has_sigma1, has_threshold, has_max;
+	double gamma, sigma, sigma1, threshold;	/* gamma inf: no noise */
+	uint64_t classes, max_answers, audit;
+};
+
+/* The vote histograms: count[q * k + j] teachers voted j on query q. */
+struct votes {
+	size_t q, k;
+	uint64_t n;			/* teachers */
+	uint32_t *count;
+};
+
+/* What a teacher stream says about the partition it was trained on. */
+struct part {
+	const char *label;
+	uint64_t i, n;			/* split.part "i/n" */
+	char *parent;			/* split.parent */
+	char *id;			/* split.id, when present */
+	char *queries;			/* predict's prov.input.0.xxh64 */
+};
+
+/* The samplers of a run. */
+struct noise {
+	int off;			/* no noise: NOT private */
+	uint64_t lnum, lden;		/* lnmax: Laplace scale lnum / lden */
+	struct noise_dg *g;		/* gnmax, confident answers: sigma */
+	struct noise_dg *g1;		/* confident check: sigma1 */
+};
+
+__attribute__((noreturn)) static void
+usage(int status)
+{
+	FILE *fp = status ? stderr : stdout;
+
+	fputs("usage: teacher-vote [-fqV] [-o file] [-S seed] --classes k\n"
+	    "                    [--audit-repeat n] [--data-dependent] "
+	    "[--dataset name]\n"
+	    "                    [--gamma g] [--level level] "
+	    "[--max-answers n]\n"
+	    "                    [--mechanism name] [--sigma s] "
+	    "[--sigma1 s]\n"
+	    "                    [--threshold t] [file ...]\n", fp);
+	if (status == 0)
+		fputs("\n"
+		    "  -f, --force            write to a terminal\n"
+		    "  -h, --help             show this help\n"
+		    "  -o, --output FILE      write FILE (through a temporary "
+		    "file), not stdout\n"
+		    "  -q, --quiet            no warnings\n"
+		    "  -S, --seed N           reproducible noise: the output is "
+		    "NOT private\n"
+		    "  -V, --version          show the version\n"
+		    "      --audit-repeat N   N independent releases (tests "
+		    "only)\n"
+		    "      --classes K        number of classes (required)\n"
+		    "      --data-dependent   refused: not implemented (see the "
+		    "man page)\n"
+		    "      --dataset NAME     the protected dataset (default: "
+		    "from the inputs)\n"
+		    "      --gamma G          lnmax: Laplace noise of scale 1/G "
+		    "per count; inf: none,\n"
+		    "                         NOT private\n"
+		    "      --level N          zstd level of the output (default "
+		    "1)\n"
+		    "      --max-answers N    confident-gnmax: answer at most N "
+		    "queries\n"
+		    "      --mechanism NAME   lnmax (default), gnmax or "
+		    "confident-gnmax\n"
+		    "      --sigma S          gnmax, confident-gnmax: Gaussian "
+		    "noise per count;\n"
+		    "                         0: none, NOT private\n"
+		    "      --sigma1 S         confident-gnmax: noise of the "
+		    "threshold check\n"
+		    "      --threshold T      confident-gnmax: answer when the "
+		    "noisy top count >= T\n", fp);
+	exit(status);
+}
+
+/* ---- options ---- */
+
+static double
+sigma_arg(const char *opt, const char *arg)
+{
+	double v = cli_double(opt, arg, 0, SIGMA_MAX);
+
+	if (v != 0 && v < SIGMA_MIN)
+		cli_usage_error("invalid %s '%s': 0 or at least %g", opt, arg,
+		    SIGMA_MIN);
+	return v;
+}
+
+static double
+gamma_arg(const char *arg)
+{
+	double v;
+
+	if (strcmp(arg, "inf") == 0)
+		return INFINITY;
+	v = cli_double("--gamma", arg, 0, GAMMA_MAX);
+	if (v < GAMMA_MIN)
+		cli_usage_error("invalid --gamma '%s': between %g and %g, or "
+		    "inf", arg, GAMMA_MIN, GAMMA_MAX);
+	return v;
+}
+
+/* An option that the mechanism does not take. */
+static void
+not_for(const struct opts *o, int has, const char *opt)
+{
+	if (has)
+		cli_usage_error("%s does not apply to --mechanism %s", opt,
+		    mech_names[o->mech]);
+}
+
+static void
+check_options(const struct opts *o)
+{
+	const char *e;
+
+	if (o->ddep)
+		cli_usage_error("--data-dependent is not implemented: the "
+		    "data-dependent bound of Papernot et al. (2018) is private "
+		    "only with its smooth-sensitivity release (section 4.3), "
+		    "which teacher-vote does not provide; the ledger records "
+		    "the data-independent bound");
+	if (o->classes == 0)
+		cli_usage_error("--classes is required: the number of classes "
+		    "must not be learnt from the votes");
+	switch (o->mech) {
+	case M_LNMAX:
+		if (!o->has_gamma)
+			cli_usage_error("no privacy parameters: lnmax needs "
+			    "--gamma");
+		not_for(o, o->has_sigma, "--sigma");
+		not_for(o, o->has_sigma1, "--sigma1");
+		not_for(o, o->has_threshold, "--threshold");
+		not_for(o, o->has_max, "--max-answers");
+		break;
+	case M_GNMAX:
+		if (!o->has_sigma)
+			cli_usage_error("no privacy parameters: gnmax needs "
+			    "--sigma");
+		not_for(o, o->has_gamma, "--gamma");
+		not_for(o, o->has_sigma1, "--sigma1");
+		not_for(o, o->has_threshold, "--threshold");
+		not_for(o, o->has_max, "--max-answers");
+		break;
+	default:
+		if (!o->has_sigma || !o->has_sigma1 || !o->has_threshold)
+			cli_usage_error("no privacy parameters: confident-gnmax "
+			    "needs --sigma1, --threshold and --sigma");
+		not_for(o, o->has_gamma, "--gamma");
+		if ((o->sigma == 0) != (o->sigma1 == 0))
+			cli_usage_error("--sigma 0 and --sigma1 0 go together "
+			    "(no noise at all, NOT private)");
+	}
+	if (o->unsafe) {
+		e = getenv(UNSAFE_ENV);
+		if (e == NULL || strcmp(e, "1") != 0)
+			cli_usage_error("--unsafe-test-half-noise is refused "
+			    "unless %s=1: it breaks the privacy guarantee (tests "
+			    "only)", UNSAFE_ENV);
+	}
+}
+
+static int
+noise_off(const struct opts *o)
+{
+	return o->mech == M_LNMAX ? isinf(o->gamma) : o->sigma == 0;
+}
+
+/*
+ * The discrete Laplace scale b = num / den used for --gamma g: the exact
+ * 1/g when g times 2^k is an integer for some k <= LAPLACE_BITS, else
+ * num = 2^LAPLACE_BITS and den = floor(g num), so b >= 1/g: at least the
+ * noise claimed (the privacy of a scale-b discrete Laplace on integer
+ * counts of L1 sensitivity D is D/b, which only falls as b grows).  The
+ * numerator stays small so that the sampler's U + num V never overflows.
+ */
+static void
+laplace_scale(double g, int half, uint64_t *num, uint64_t *den)
+{
+	int k = 0;
+	double d = g;
+
+	while (k < LAPLACE_BITS && d != floor(d)) {
+		d *= 2;
+		k++;
+	}
+	*num = UINT64_C(1) << k;
+	*den = (uint64_t)floor(d);	/* g >= 1e-6 keeps it >= 1 */
+	if (half)
+		*den *= 2;	/* g <= 1e6: den < 2^53, no overflow */
+}
+
+/* ---- input ---- */
+
+/* Parse "i/n" with 0 <= i < n, both decimal. */
+static int
+parse_part(const char *s, uint64_t *i, uint64_t *n)
+{
+	char *end;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*i = strtoull(s, &end, 10);
+	if (errno || *end != '/' || end[1] < '0' || end[1] > '9')
+		return -1;
+	s = end + 1;
+	*n = strtoull(s, &end, 10);
+	if (errno || *end != '\0' || *n == 0 || *i >= *n)
+		return -1;
+	return 0;
+}
+
+static char *
+dup_or_null(const char *s)
+{
+	return s ? cli_strdup(s) : NULL;
+}
+
+/* Allocate the histograms once the number of queries is known. */
+static void
+votes_alloc(struct votes *v, uint64_t q, const char *label)
+{
+	if (q > MAX_COUNTS / v->k)
+		cli_die(EX_DATAERR, "%s: %" PRIu64 " queries of %zu classes: "
+		    "more than %" PRIu64 " vote counts", label, q, v->k,
+		    MAX_COUNTS);
+	v->q = (size_t)q;
+	v->count = cli_calloc(v->q * v->k, sizeof *v->count);
+}
+
+/* Add the votes of one teacher (or rows teachers) to the histograms. */
+static void
+add_votes(struct votes *v, const int32_t *lab, size_t rows,
+    const char *label, const char *tname)
+{
+	for (size_t r = 0; r < rows; r++) {
+		if (v->n == MAX_TEACHERS)
+			cli_die(EX_DATAERR, "%s: more than %" PRIu32 " teachers",
+			    label, MAX_TEACHERS);
+		for (size_t q = 0; q < v->q; q++) {
+			int32_t c = lab[r * v->q + q];
+			if (c < 0 || (uint64_t)c >= v->k)
+				cli_die(EX_DATAERR, "%s: tensor '%s': teacher "
+				    "%" PRIu64 ", query %zu: label %" PRId32
+				    " outside [0, %zu) (--classes %zu)", label,
+				    tname, v->n, q, c, v->k, v->k);
+			v->count[q * v->k + (size_t)c]++;
+		}
+		v->n++;
+	}
+}
+
+/* The tensor 'votes' (i32 [teachers, queries]), read by chunks of rows. */
+static void
+read_votes_tensor(struct ts_reader *r, const struct tensor *h,
+    struct votes *v, const char *label)
+{
+	size_t cap;
+	int32_t *buf;
+	int64_t got;
+
+	if (h->dtype != TS_I32 || h->ndim != 2)
+		cli_die(EX_DATAERR, "%s: tensor 'votes': expected i32 of 2 "
+		    "dimensions [teachers, queries], not %s of %d",
+		    label, ts_dtype_name(h->dtype) ? ts_dtype_name(h->dtype) :
+		    "?", h->ndim);
+	votes_alloc(v, h->dims[1], label);
+	cap = v->q == 0 ? 1 : ROW_BYTES / 4 / v->q;
+	cap = cap ? cap : 1;
+	buf = cli_reallocarray(NULL, cap, v->q ? v->q * 4 : 4);
+	while ((got = ts_read_rows(r, buf, cap)) > 0)
+		add_votes(v, buf, (size_t)got, label, "votes");
+	if (got < 0)
+		cli_rdie(r, (int)got);
+	free(buf);
+}
+
+/* One teacher's 'y_pred' (i32 [queries] or [queries, 1]). */
+static void
+read_ypred_tensor(struct ts_reader *r, const struct tensor *h,
+    struct votes *v, const char *label)
+{
+	int32_t *lab = NULL;
+	size_t n = 0, cap = 0;
+	int64_t got;
+
+	if (h->dtype != TS_I32 || !(h->ndim == 1 || (h->ndim == 2 &&
+	    h->dims[1] == 1)))
+		cli_die(EX_DATAERR, "%s: tensor 'y_pred': expected i32 labels "
+		    "[queries], not %s of %d dimensions", label,
+		    ts_dtype_name(h->dtype) ? ts_dtype_name(h->dtype) : "?",
+		    h->ndim);
+	for (;;) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 4096;
+			lab = cli_reallocarray(lab, cap, sizeof *lab);
+		}
+		got = ts_read_rows(r, lab + n, cap - n);
+		if (got < 0)
+			cli_rdie(r, (int)got);
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	if (v->count == NULL)
+		votes_alloc(v, n, label);
+	else if (n != v->q)
+		cli_die(EX_DATAERR, "%s: tensor 'y_pred' has %zu queries, the "
+		    "first teacher %zu: teachers must answer the same queries",
+		    label, n, v->q);
+	add_votes(v, lab, 1, label, "y_pred");
+	free(lab);
+}
+
+/* Read one input: a 'votes' tensor or a teacher's 'y_pred' (other
+ * tensors are skipped).  *meta receives a copy of its stream metadata.
+ * @return 1 for votes, 0 for y_pred. */
+static int
+read_input(const char *path, struct votes *v, struct ts_meta *meta,
+    uint64_t *digest, const char **label, int want)
+{
+	FILE *fp = cli_open_in(path, label);
+	struct ts_reader *r = cli_reader(fp, *label);
+	struct tensor h;
+	int rc, kind = -1;
+
+	while ((rc = ts_read_next(r, &h)) == 1) {
+		int is_votes = strcmp(h.name, "votes") == 0;
+
+		if (!is_votes && strcmp(h.name, "y_pred") != 0) {
+			tensor_free(&h);
+			continue;
+		}
+		if (kind >= 0)
+			cli_die(EX_DATAERR, "%s: a second tensor '%s': an input "
+			    "holds one 'votes' or one 'y_pred'", *label,
+			    h.name);
+		kind = is_votes;
+		if (want >= 0 && kind != want)
+			cli_die(EX_DATAERR, "%s: tensor '%s': %s", *label,
+			    h.name, want ? "a stream of 'votes' is the only "
+			    "input" : "expected the predictions 'y_pred' of a "
+			    "teacher, as the other inputs");
+		if (kind)
+			read_votes_tensor(r, &h, v, *label);
+		else
+			read_ypred_tensor(r, &h, v, *label);
+		tensor_free(&h);
+	}
+	if (rc < 0)
+		cli_rdie(r, rc);
+	if (kind < 0)
+		cli_die(EX_DATAERR, "%s: no tensor 'votes' (i32 [teachers, "
+		    "queries]) or 'y_pred' (a teacher's labels, from predict)",
+		    *label);
+	if (ts_meta_merge(meta, ts_reader_meta(r), "", NULL) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	*digest = ts_reader_digest(r);
+	ts_reader_close(r);
+	cli_close_in(fp);
+	return kind;
+}
+
+/* The dataset a teacher protects: the one marked aggregate (a teacher
+ * trained without privacy on its part), or --dataset. */
+static const char *
+teacher_dataset(const struct ts_meta *m, const char *given,
+    const char *label)
+{
+	const char *found = NULL;
+	int n = 0;
+
+	if (given != NULL)
+		return given;
+	for (size_t i = 0; i < m->n; i++)
+		if (strncmp(m->kv[i].key, "dp.raw.", 7) == 0 &&
+		    strcmp(m->kv[i].val, "aggregate") == 0) {
+			found = m->kv[i].key + 7;
+			n++;
+		}
+	if (n == 1)
+		return found;
+	cli_die(EX_DATAERR, "%s: %s: name the protected dataset with "
+	    "--dataset", label, n == 0 ? "no dataset is marked 'aggregate' "
+	    "(dp.raw.NAME, as a teacher trained without privacy carries)" :
+	    "several datasets are marked 'aggregate'");
+}
+
+/* Check one teacher stream and record its partition. */
+static void
+teacher_part(const struct ts_meta *m, const char *dataset,
+    const char *label, struct part *p)
+{
+	char key[16 + LEDGER_MAX_NAME];
+	const char *s, *tool;
+
+	snprintf(key, sizeof key, "dp.raw.%s", dataset);
+	s = ts_meta_get(m, key);
+	if (s != NULL && strcmp(s, "row-local") == 0)
+		cli_die(EX_DATAERR, "%s: the predictions are row-local in the "
+		    "protected dataset %s (%s = row-local): the queries must "
+		    "be public", label, dataset, key);
+	s = ts_meta_get(m, "split.part");
+	if (s == NULL)
+		cli_die(EX_DATAERR, "%s: no partition id (split.part): "
+		    "teachers must be trained on disjoint parts from tns "
+		    "split", label);
+	if (parse_part(s, &p->i, &p->n) != 0)
+		cli_die(EX_DATAERR, "%s: split.part '%s' is not i/n with "
+		    "i < n", label, s);
+	if ((s = ts_meta_get(m, "split.parent")) == NULL)
+		cli_die(EX_DATAERR, "%s: split.part without split.parent: "
+		    "cannot tell which split the part belongs to", label);
+	p->label = label;
+	p->parent = cli_strdup(s);
+	p->id = dup_or_null(ts_meta_get(m, "split.id"));
+	tool = ts_meta_get(m, "prov.tool");
+	p->queries = tool && strcmp(tool, "predict") == 0 ?
+	    dup_or_null(ts_meta_get(m, "prov.input.0.xxh64")) : NULL;
+}
+
+static int
+part_cmp(const void *a, const void *b)
+{
+	const struct part *x = a, *y = b;
+
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/*
+ * The teachers must be trained on disjoint data: parts of one split (the
+ * same parent, the same number of parts and, when tns split records it,
+ * the same split.id) with distinct indices.  Parts of different splits,
+ * or of splits into different numbers of parts, may overlap.
+ */
+static void
+check_disjoint(struct part *p, size_t n)
+{
+	int all_queries = 1;
+
+	for (size_t t = 1; t < n; t++) {
+		if (strcmp(p[t].parent, p[0].parent) != 0)
+			cli_die(EX_DATAERR, "%s and %s come from different "
+			    "data (split.parent %s and %s): teachers must be "
+			    "disjoint parts of one split", p[0].label,
+			    p[t].label, p[0].parent, p[t].parent);
+		if (p[t].n != p[0].n)
+			cli_die(EX_DATAERR, "%s and %s come from splits into %"
+			    PRIu64 " and %" PRIu64 " parts, which overlap: "
+			    "teachers must be disjoint parts of one split",
+			    p[0].label, p[t].label, p[0].n, p[t].n);
+		if ((p[t].id == NULL) != (p[0].id == NULL) || (p[t].id &&
+		    strcmp(p[t].id, p[0].id) != 0))
+			cli_die(EX_DATAERR, "%s and %s come from different "
+			    "splits (split.id %s and %s), whose parts overlap",
+			    p[0].label, p[t].label, p[0].id ? p[0].id : "none",
+			    p[t].id ? p[t].id : "none");
+	}
+	for (size_t t = 0; t < n; t++)
+		all_queries &= p[t].queries != NULL;
+	for (size_t t = 1; all_queries && t < n; t++)
+		if (strcmp(p[t].queries, p[0].queries) != 0)
+			cli_die(EX_DATAERR, "%s and %s are predictions on "
+			    "different inputs (prov.input.0.xxh64 %s and %s): "
+			    "teachers must answer the same queries", p[0].label,
+			    p[t].label, p[0].queries, p[t].queries);
+	qsort(p, n, sizeof *p, part_cmp);
+	for (size_t t = 1; t < n; t++)
+		if (p[t].i == p[t - 1].i)
+			cli_die(EX_DATAERR, "%s and %s were trained on the same "
+			    "part %" PRIu64 "/%" PRIu64 ": teachers must be "
+			    "disjoint", p[t - 1].label, p[t].label, p[t].i,
+			    p[t].n);
+}
+
+/* The metadata of an input to carry: all but the split.* keys (the
+ * output depends on every part: it is not one of them) and, for the
+ * teachers, the aggregate mark of the dataset whose parts they are. */
+static void
+carry_meta(struct ts_meta *out, const struct ts_meta *in, const char *drop,
+    const char *label)
+{
+	struct ts_meta tmp = { 0 };
+
+	for (size_t i = 0; i < in->n; i++) {
+		const char *k = in->kv[i].key;
+		if (strncmp(k, "split.", 6) == 0 ||
+		    (drop != NULL && strcmp(k, drop) == 0))
+			continue;
+		cli_meta_set(&tmp, k, in->kv[i].val);
+	}
+	cli_inherit(out, &tmp, label);
+	ts_meta_free(&tmp);
+}
+
+/* ---- the mechanisms ---- */
+
+static void
+noise_die(int rc)
+{
+	cli_die(rc == NOISE_E_NOMEM ? EX_OSERR : EX_SOFTWARE, "noise: %s: "
+	    "nothing was released", noise_strerror(rc));
+}
+
+/*
+ * Report noisy max over the k counts: each count gets independent noise
+ * (discrete Laplace for lnmax, discrete Gaussian g otherwise), and the
+ * largest noisy count wins, ties broken uniformly at random (reservoir
+ * sampling over the tied classes, with the generator).
+ */
+static int32_t
+noisy_argmax(struct rng *r, const uint32_t *c, size_t k,
+    const struct noise *nz, int laplace, struct noise_dg *g)
+{
+	int64_t best = 0, v, z = 0;
+	uint64_t ties = 0;
+	size_t arg = 0;
+	int rc = 0;
+
+	for (size_t j = 0; j < k; j++) {
+		if (!nz->off)
+			rc = laplace ? noise_dlaplace(r, nz->lnum, nz->lden, &z) :
+			    noise_dg_sample(g, r, &z);
+		if (rc != 0)
+			noise_die(rc);
+		if (__builtin_add_overflow((int64_t)c[j], z, &v))
+			noise_die(NOISE_E_OVERFLOW);
+		if (j == 0 || v > best) {
+			best = v;
+			arg = j;
+			ties = 1;
+		} else if (v == best && rng_uniform_below(r, ++ties) == 0) {
+			arg = j;
+		}
+	}
+	return (int32_t)arg;
+}
+
+/* The confident-GNMax check: max count + N_Z(0, sigma1^2) >= t. */
+static int
+passes(struct rng *r, const uint32_t *c, size_t k, const struct noise *nz,
+    double t)
+{
+	uint32_t m = 0;
+	int64_t z = 0, s;
+	int rc;
+
+	for (size_t j = 0; j < k; j++)
+		m = c[j] > m ? c[j] : m;
+	if (!nz->off && (rc = noise_dg_sample(nz->g1, r, &z)) != 0)
+		noise_die(rc);
+	if (__builtin_add_overflow((int64_t)m, z, &s))
+		noise_die(NOISE_E_OVERFLOW);
+	/* The comparison with a double threshold is exact for |s| < 2^53;
+	 * beyond, both sides are far past any threshold accepted. */
+	return (double)s >= t;
+}
+
+/* One release: y[q] the answer or -1, ans[q] 1 if answered. */
+static void
+release(struct rng *r, const struct votes *v, const struct noise *nz,
+    const struct opts *o, int32_t *y, uint8_t *ans)
+{
+	uint64_t answered = 0;
+
+	for (size_t q = 0; q < v->q; q++) {
+		const uint32_t *c = v->count + q * v->k;
+
+		y[q] = -1;
+		ans[q] = 0;
+		if (o->mech == M_CONFIDENT) {
+			/* Once max-answers are given, the rest is neither
+			 * checked nor answered (the Renyi filter's budget). */
+			if (o->has_max && answered == o->max_answers)
+				continue;
+			if (!passes(r, c, v->k, nz, o->threshold))
+				continue;
+		}
+		y[q] = noisy_argmax(r, c, v->k, nz, o->mech == M_LNMAX, nz->g);
+		ans[q] = 1;
+		answered++;
+	}
+}
+
+static void
+write_release(struct ts_writer *w, const struct votes *v, const int32_t *y,
+    const uint8_t *ans, const char *suffix)
+{
+	struct tensor t;
+	uint64_t dims[1] = { v->q };
+	char name[32];
+	int rc;
+
+	snprintf(name, sizeof name, "y%s", suffix);
+	if (tensor_init(&t, name, TS_I32, 1, dims) != 0)
+		cli_die(EX_SOFTWARE, "bad tensor header");
+	if ((rc = ts_write_begin(w, &t)) != 0 ||
+	    (rc = ts_write_rows(w, y, v->q)) != 0 ||
+	    (rc = ts_write_end(w)) != 0)
+		cli_wdie(w, rc);
+	tensor_free(&t);
+	snprintf(name, sizeof name, "answered%s", suffix);
+	if (tensor_init(&t, name, TS_U8, 1, dims) != 0)
+		cli_die(EX_SOFTWARE, "bad tensor header");
+	if ((rc = ts_write_begin(w, &t)) != 0 ||
+	    (rc = ts_write_rows(w, ans, v->q)) != 0 ||
+	    (rc = ts_write_end(w)) != 0)
+		cli_wdie(w, rc);
+	tensor_free(&t);
+}
+
+/* ---- the ledger ---- */
+
+static void
+set_param(struct ledger_entry *e, const char *key, double v)
+{
+	if (ts_meta_setf(&e->params, key, "%.17g", v) != 0)
+		cli_die(EX_OSERR, "out of memory");
+}
+
+/*
+ * The data-independent RDP of the whole release at each order.  One
+ * teacher's vote moving from class a to class b changes two counts by 1:
+ * L1 sensitivity 2, L2 sensitivity sqrt(2), and the largest count by at
+ * most 1.  Removing or adding a teacher changes one count by 1, which is
+ * covered.
+ *  - lnmax: discrete Laplace of scale b >= 1/gamma on integer counts is
+ *    (2 gamma)-DP (the ratio of its probabilities at integer points z and
+ *    z + d is at most exp(|d|/b): Canonne, Kamath and Steinke 2020;
+ *    Dwork and Roth 2014, report noisy max), as RDP min(eps, alpha
+ *    eps^2 / 2) (rdp_pate_lnmax, as in Papernot et al. 2018);
+ *  - gnmax: the discrete Gaussian of variance sigma^2 per count gives
+ *    alpha ||d||^2 / (2 sigma^2) = alpha / sigma^2 (CKS 2020; Papernot et
+ *    al. 2018 section 4);
+ *  - confident-gnmax: every query's check is a Gaussian mechanism on the
+ *    largest count, sensitivity 1: alpha / (2 sigma1^2) (Papernot et al.
+ *    2018, Algorithm 1), and every answer a gnmax with sigma.  Whether a
+ *    query is answered depends on the check's outcome, so the answers'
+ *    costs are chosen adaptively; their sum is at most A alpha / sigma^2
+ *    with A the --max-answers cap (else the number of queries), and by
+ *    the Renyi filter of Feldman and Zrnic (2021, Thm. 3.1) the whole
+ *    release is then (alpha, Q alpha / (2 sigma1^2) + A alpha /
+ *    sigma^2)-RDP at every order.
+ * Post-processing (the argmax, tie breaking) is free.
+ */
+static void
+record_release(struct ts_meta *m, struct rng *rng, const char *dataset,
+    const struct opts *o, const struct votes *v, const struct noise *nz,
+    int relation)
+{
+	struct ledger_entry e;
+	const double *ord;
+	double reps = o->audit ? (double)o->audit : 1, nq = (double)v->q;
+	double na = nq;
+	size_t no;
+
+	if (o->mech == M_CONFIDENT && o->has_max &&
+	    (double)o->max_answers < nq)
+		na = (double)o->max_answers;
+	dpcli_entry(&e, rng, dataset, ledger_mech[o->mech]);
+	e.relation = relation;
+	ord = rdp_default_orders(&no);
+	e.norders = no;
+	for (size_t i = 0; i < no; i++) {
+		double a = ord[i], c;
+
+		switch (o->mech) {
+		case M_LNMAX:
+			c = nq * rdp_pate_lnmax(a, 1 / o->gamma);
+			break;
+		case M_GNMAX:
+			c = nq * rdp_pate_gnmax(a, o->sigma);
+			break;
+		default:
+			c = nq * rdp_gaussian(a, o->sigma1) +
+			    na * rdp_pate_gnmax(a, o->sigma);
+		}
+		e.orders[i] = a;
+		e.rdp[i] = reps * c;
+	}
+	if (o->mech == M_LNMAX) {
+		set_param(&e, "gamma", o->gamma);
+		set_param(&e, "scale", (double)nz->lnum / (double)nz->lden);
+		set_param(&e, "l1_sensitivity", 2);
+	} else {
+		set_param(&e, "sigma", o->sigma);
+		set_param(&e, "l2_sensitivity", sqrt(2));
+	}
+	if (o->mech == M_CONFIDENT) {
+		set_param(&e, "sigma1", o->sigma1);
+		set_param(&e, "threshold", o->threshold);
+		set_param(&e, "threshold_sensitivity", 1);
+		set_param(&e, "answers_charged", na);
+		if (o->has_max)
+			set_param(&e, "max_answers", (double)o->max_answers);
+	}
+	set_param(&e, "queries", nq);
+	set_param(&e, "teachers", (double)v->n);
+	set_param(&e, "classes", (double)v->k);
+	if (o->audit)
+		set_param(&e, "audit_releases", reps);
+	if (o->unsafe)
+		set_param(&e, "unsafe_test_half_noise", 1);
+	dpcli_release(m, &e);
+	ts_meta_free(&e.params);
+}
+
+/* ---- main ---- */
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "audit-repeat", required_argument, NULL, OPT_AUDIT },
+		{ "classes", required_argument, NULL, OPT_CLASSES },
+		{ "data-dependent", no_argument, NULL, OPT_DDEP },
+		{ "dataset", required_argument, NULL, OPT_DATASET },
+		{ "force", no_argument, NULL, 'f' },
+		{ "gamma", required_argument, NULL, OPT_GAMMA },
+		{ "help", no_argument, NULL, 'h' },
+		{ "level", required_argument, NULL, OPT_LEVEL },
+		{ "max-answers", required_argument, NULL, OPT_MAX_ANSWERS },
+		{ "mechanism", required_argument, NULL, OPT_MECHANISM },
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "sigma", required_argument, NULL, OPT_SIGMA },
+		{ "sigma1", required_argument, NULL, OPT_SIGMA1 },
+		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+		{ "unsafe-test-half-noise", no_argument, NULL, OPT_UNSAFE },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct opts o = { .mech = M_LNMAX };
+	struct votes v = { 0 };
+	struct noise nz = { 0 };
+	struct ts_meta meta = { 0 }, prov = { 0 }, in = { 0 };
+	struct ts_writer *w;
+	struct part *parts = NULL;
+	struct rng *rng;
+	const char *label, *dataset = NULL, **paths;
+	char key[16 + LEDGER_MAX_NAME], err[256], dsbuf[LEDGER_MAX_NAME + 1];
+	int32_t *y;
+	uint8_t *ans;
+	uint64_t digest;
+	size_t npaths;
+	int ch, rc, mode, stdin_seen = 0;
+	FILE *ofp;
+
+	cli_init(argv[0], argc, argv);
+	while ((ch = getopt_long(argc, argv, "fho:qS:V", longopts, NULL)) !=
+	    -1) {
+		switch (ch) {
+		case 'f':
+			o.force = 1;
+			break;
+		case 'h':
+			usage(0);
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'q':
+			o.quiet = 1;
+			break;
+		case 'S':
+			(void)dpcli_seed_arg(optarg);
+			o.seed = optarg;
+			break;
+		case 'V':
+			cli_version();
+		case OPT_AUDIT:
+			o.audit = (uint64_t)cli_ll("--audit-repeat", optarg, 1,
+			    MAX_AUDIT);
+			break;
+		case OPT_CLASSES:
+			o.classes = (uint64_t)cli_ll("--classes", optarg, 2,
+			    MAX_CLASSES);
+			break;
+		case OPT_DDEP:
+			o.ddep = 1;
+			break;
+		case OPT_DATASET:
+			if (ledger_check_dataset(optarg) != NULL)
+				cli_usage_error("invalid --dataset '%s': %s",
+				    optarg, ledger_check_dataset(optarg));
+			o.dataset = optarg;
+			break;
+		case OPT_GAMMA:
+			o.gamma = gamma_arg(optarg);
+			o.has_gamma = 1;
+			break;
+		case OPT_LEVEL:
+			o.level = cli_level_arg(optarg);
+			break;
+		case OPT_MAX_ANSWERS:
+			o.max_answers = (uint64_t)cli_ll("--max-answers", optarg,
+			    0, INT64_MAX);
+			o.has_max = 1;
+			break;
+		case OPT_MECHANISM:
+			o.mech = cli_choice("--mechanism", optarg, mech_names);
+			break;
+		case OPT_SIGMA:
+			o.sigma = sigma_arg("--sigma", optarg);
+			o.has_sigma = 1;
+			break;
+		case OPT_SIGMA1:
+			o.sigma1 = sigma_arg("--sigma1", optarg);
+			o.has_sigma1 = 1;
+			break;
+		case OPT_THRESHOLD:
+			o.threshold = cli_double("--threshold", optarg,
+			    -THRESHOLD_MAX, THRESHOLD_MAX);
+			o.has_threshold = 1;
+			break;
+		case OPT_UNSAFE:
+			o.unsafe = 1;
+			break;
+		default:
+			usage(EX_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	cli_set_quiet(o.quiet);
+	check_options(&o);
+	nz.off = noise_off(&o);
+	if (o.audit && nz.off)
+		cli_usage_error("--audit-repeat needs noise");
+	if (o.unsafe && nz.off)
+		cli_usage_error("--unsafe-test-half-noise needs noise");
+	npaths = argc > 0 ? (size_t)argc : 1;
+	paths = cli_reallocarray(NULL, npaths, sizeof *paths);
+	for (size_t i = 0; i < npaths; i++) {
+		paths[i] = argc > 0 ? argv[i] : "-";
+		if (strcmp(paths[i], "-") == 0 && stdin_seen++)
+			cli_usage_error("the standard input can be read only "
+			    "once");
+	}
+
+	/* Open the output and the generator before reading; the noise is
+	 * drawn only after every input has been read and checked. */
+	ofp = cli_out_open(o.output, o.force);
+	rng = dpcli_rng(o.seed, WORK_ITEM);
+	if (nz.off)
+		cli_warn("%s: no noise: the output is NOT private",
+		    o.mech == M_LNMAX ? "--gamma inf" : "--sigma 0");
+	if (o.unsafe)
+		cli_warn("--unsafe-test-half-noise: half the noise claimed: the "
+		    "output is NOT private");
+
+	v.k = (size_t)o.classes;
+	mode = read_input(paths[0], &v, &in, &digest, &label, -1);
+	if (mode == 1 && npaths > 1)
+		cli_usage_error("a stream of 'votes' is the only input; "
+		    "teachers' predictions come one file each");
+	cli_prov_input(&prov, 0, label, digest);
+	if (mode == 1) {
+		if (v.n == 0)
+			cli_die(EX_DATAERR, "%s: tensor 'votes' has no teachers",
+			    label);
+		snprintf(dsbuf, sizeof dsbuf, "%s",
+		    dpcli_dataset(&in, o.dataset, label));
+		dataset = dsbuf;
+		carry_meta(&meta, &in, NULL, label);
+	} else {
+		parts = cli_calloc(npaths, sizeof *parts);
+		for (size_t t = 0; t < npaths; t++) {
+			if (t > 0) {
+				ts_meta_free(&in);
+				(void)read_input(paths[t], &v, &in, &digest,
+				    &label, 0);
+				cli_prov_input(&prov, (int)t, label, digest);
+			}
+			if (dataset == NULL) {
+				/* A copy: in is freed for the next teacher. */
+				snprintf(dsbuf, sizeof dsbuf, "%s",
+				    teacher_dataset(&in, o.dataset, label));
+				dataset = dsbuf;
+			} else if (strcmp(teacher_dataset(&in, o.dataset, label),
+			    dataset) != 0)
+				cli_die(EX_DATAERR, "%s: the teachers protect "
+				    "different datasets (%s and %s)", label,
+				    dataset, teacher_dataset(&in, NULL, label));
+			teacher_part(&in, dataset, label, &parts[t]);
+			/* The teachers' parts are disjoint (checked below):
+			 * each record of the dataset reaches one teacher, and
+			 * the vote histogram is what the mechanism protects. */
+			snprintf(key, sizeof key, "dp.raw.%s", dataset);
+			carry_meta(&meta, &in, key, label);
+		}
+		check_disjoint(parts, npaths);
+	}
+	ts_meta_free(&in);
+
+	if (!nz.off && o.mech == M_LNMAX)
+		laplace_scale(o.gamma, o.unsafe, &nz.lnum, &nz.lden);
+	if (!nz.off && o.mech != M_LNMAX) {
+		double s = o.unsafe ? o.sigma / 2 : o.sigma;
+		if ((rc = noise_dg_new_sigma(&nz.g, s)) != 0)
+			noise_die(rc);
+		if (o.mech == M_CONFIDENT && (rc = noise_dg_new_sigma(&nz.g1,
+		    o.unsafe ? o.sigma1 / 2 : o.sigma1)) != 0)
+			noise_die(rc);
+	}
+
+	y = cli_reallocarray(NULL, v.q ? v.q : 1, sizeof *y);
+	ans = cli_reallocarray(NULL, v.q ? v.q : 1, sizeof *ans);
+	w = cli_writer(ofp, o.level);
+	if (!o.audit) {
+		release(rng, &v, &nz, &o, y, ans);
+		write_release(w, &v, y, ans, "");
+	} else {
+		for (uint64_t i = 0; i < o.audit; i++) {
+			struct rng *ri = rng;
+			char item[64], suffix[24];
+
+			snprintf(item, sizeof item, "%s/audit/%" PRIu64,
+			    WORK_ITEM, i);
+			if (o.seed && rng_new_seeded(&ri,
+			    dpcli_seed_arg(o.seed), item) != 0)
+				cli_die(EX_OSERR, "out of memory");
+			release(ri, &v, &nz, &o, y, ans);
+			snprintf(suffix, sizeof suffix, "/%" PRIu64, i);
+			write_release(w, &v, y, ans, suffix);
+			if (ri != rng)
+				rng_free(ri);
+			cli_progress("releases", i + 1, o.audit);
+		}
+		cli_progress_done();
+	}
+
+	/* The stream metadata: the inputs' (less the split keys and, for
+	 * teachers, their aggregate mark), the release, the provenance. */
+	if (!nz.off) {
+		record_release(&meta, rng, dataset, &o, &v, &nz, mode == 1 ?
+		    LEDGER_ADD_REMOVE : LEDGER_REPLACE_ONE);
+	}
+	if ((nz.off || o.unsafe) && ledger_mark_raw(&meta, dataset,
+	    LEDGER_AGGREGATE, err, sizeof err) != 0)
+		cli_die(EX_DATAERR, "%s: %s", label, err);
+	if (o.audit && ts_meta_setf(&meta, "dp.audit", "%" PRIu64,
+	    o.audit) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	cli_meta_set(&meta, "vote.mechanism", mech_names[o.mech]);
+	if (ts_meta_setf(&meta, "vote.teachers", "%" PRIu64, v.n) != 0 ||
+	    ts_meta_setf(&meta, "vote.classes", "%zu", v.k) != 0 ||
+	    ts_meta_setf(&meta, "vote.queries", "%zu", v.q) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	cli_prov(&meta);
+	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	if ((rc = ts_write_meta(w, &meta)) != 0 ||
+	    (rc = ts_writer_finish(w)) != 0)
+		cli_wdie(w, rc);
+	ts_writer_close(w);
+	cli_out_commit();
+
+	for (size_t t = 0; parts != NULL && t < npaths; t++) {
+		free(parts[t].parent);
+		free(parts[t].id);
+		free(parts[t].queries);
+	}
+	free(parts);
+	free(paths);
+	free(y);
+	free(ans);
+	free(v.count);
+	noise_dg_free(nz.g);
+	noise_dg_free(nz.g1);
+	rng_free(rng);
+	ts_meta_free(&meta);
+	ts_meta_free(&prov);
+	return 0;
+}
