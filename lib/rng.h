@@ -95,4 +95,17 @@ void rng_chacha20_block(const uint32_t key[8], uint32_t counter,
  * for tests.  @return 0 or RNG_E_ENTROPY. */
 int rng_read_device(const char *path, void *buf, size_t n);
 
+/* Test hooks (tests/unit/test_rng.c, tests/helpers/noise-bench.c only):
+ * rng_test_blocks writes nblocks consecutive blocks from the 64-bit
+ * counter `block` with w14, w15 in words 14-15 through implementation
+ * impl (RNG_IMPL_*); rng_test_force makes r use impl from its next refill
+ * (impl < 0 keeps it) and, unless block is UINT64_MAX, empties its buffer
+ * and moves it to that block.  rng_test_blocks returns 0, rng_test_force
+ * the implementation used before; both -1 when impl is unknown or not
+ * supported by this build and CPU. */
+enum { RNG_IMPL_PORTABLE = 0, RNG_IMPL_AVX2 = 1, RNG_IMPL_AVX512 = 2 };
+int rng_test_blocks(int impl, const uint32_t key[8], uint64_t block,
+    uint32_t w14, uint32_t w15, unsigned char *out, size_t nblocks);
+int rng_test_force(struct rng *r, int impl, uint64_t block);
+
 #endif

@@ -1,11 +1,14 @@
 /*
- * noise-bench: print samples per second of each exact sampler of
- * lib/noise and of the fast sampler of lib/noise_fast (a test-only helper
- * for `make bench`).  Fast-path lines are the best of three runs and
+ * noise-bench: print the keystream rate of lib/rng (with each ChaCha20
+ * block function this CPU runs) and samples per second of each exact
+ * sampler of lib/noise and of the fast sampler of lib/noise_fast (a
+ * test-only helper for `make bench`).  Fast-path lines are the best of three runs and
  * also give the thread's CPU time, which other processes on a shared
  * machine disturb less than wall time.
  *
- * usage: noise-bench [count]     (default 1000000 samples per line)
+ * usage: noise-bench [count [portable | avx2 | avx512]]
+ * (default 1000000 samples per line; the block function of lib/rng used
+ * by every line after the keystream ones, default the fastest)
  */
 #include <math.h>
 #include <stdio.h>
@@ -85,6 +88,49 @@ time_fast(enum fast_op op, const struct noise_fast *h, struct rng *r,
 	report2(what, n, bw, bc);
 }
 
+/* Test hook of lib/rng.c (see tests/unit/test_rng.c): force a handle's
+ * block function, 0 portable, 1 AVX2, 2 AVX-512; -1 if unsupported. */
+
+/* Keystream bytes per second of rng_bytes (64 KiB reads, best of three)
+ * with the handle's default block function, then each one forced. */
+static void
+bench_keystream(void)
+{
+	static const char *const name[] = { "default", "portable", "AVX2",
+	    "AVX-512" };
+	static unsigned char buf[1 << 16];
+	const int reps = 512;		/* 32 MiB */
+
+	for (int impl = -1; impl < 3; impl++) {
+		double bw = INFINITY, bc = INFINITY;
+		struct rng *r;
+		char what[64];
+
+		if (rng_new(&r) != 0)
+			return;
+		if (rng_test_force(r, impl, UINT64_MAX) < 0) {
+			rng_free(r);
+			continue;
+		}
+		for (int rep = 0; rep < 3; rep++) {
+			double t0 = now(), c0 = cpu(), w, c;
+
+			for (int i = 0; i < reps; i++)
+				rng_bytes(r, buf, sizeof buf);
+			w = now() - t0;
+			c = cpu() - c0;
+			bw = w < bw ? w : bw;
+			bc = c < bc ? c : bc;
+		}
+		snprintf(what, sizeof what, "keystream rng_bytes (%s)",
+		    name[impl + 1]);
+		printf("%-44s %12.0f MB/s       (%d MiB in %.3f s; %.0f MB/s of "
+		    "CPU)\n", what, reps * (double)sizeof buf / bw / 1e6,
+		    reps / 16, bw, reps * (double)sizeof buf / bc / 1e6);
+		rng_free(r);
+	}
+}
+
 /* The fast sampler at scale s, with its setup time and TV bound. */
 static void
 bench_fast(struct rng *r, double s, long n, int64_t *z)
@@ -119,11 +165,24 @@ main(int argc, char **argv)
 	int64_t k;
 	double t0, *x;
 	char *end;
+	int impl = -1;			/* the handle's default */
 
 	if (argc > 1) {
 		n = strtol(argv[1], &end, 10);
-		if (*end != '\0' || n <= 0) {
-			fprintf(stderr, "usage: noise-bench [count]\n");
+		if (*end != '\0' || n <= 0 || argc > 3) {
+			fprintf(stderr, "usage: noise-bench [count "
+			    "[portable | avx2 | avx512]]\n");
+			return EX_USAGE;
+		}
+	}
+	if (argc > 2) {
+		static const char *const fn[] = { "portable", "avx2", "avx512" };
+
+		for (impl = 0; impl < 3 && strcmp(argv[2], fn[impl]) != 0; impl++)
+			continue;
+		if (impl == 3) {
+			fprintf(stderr, "noise-bench: unknown block function "
+			    "'%s'\n", argv[2]);
 			return EX_USAGE;
 		}
 	}
@@ -131,9 +190,15 @@ main(int argc, char **argv)
 		fprintf(stderr, "noise-bench: %s\n", rng_strerror(RNG_E_ENTROPY));
 		return EX_OSERR;
 	}
+	if (rng_test_force(r, impl, UINT64_MAX) < 0) {
+		fprintf(stderr, "noise-bench: block function '%s' is not "
+		    "supported here\n", argv[2]);
+		return EX_USAGE;
+	}
 	if ((x = calloc((size_t)n, sizeof *x)) == NULL)
 		return EX_OSERR;
 
+	bench_keystream();
 	t0 = now();
 	for (long i = 0; i < n; i++)
 		sink += noise_bernoulli(r, 1, 3);
