@@ -147,25 +147,35 @@ param_tensor(struct tensor *t, const char *name, size_t d0, size_t d1,
 }
 
 int
-model_write(struct ts_writer *w, const struct nn_model *m)
+model_write_net(struct ts_writer *w, const struct nn_net *net,
+    const float *param, const char *prefix)
 {
-	for (size_t l = 0; l < m->net.nlayers; l++) {
-		const struct nn_layer *L = &m->net.layer[l];
-		float *W = m->param + L->off;
+	for (size_t l = 0; l < net->nlayers; l++) {
+		const struct nn_layer *L = &net->layer[l];
+		/* The writer only reads the data (tensor.data is not const). */
+		float *W = (float *)(param + L->off);
 		struct tensor t;
-		char name[64];
+		char name[96];
 		int rc;
 
-		snprintf(name, sizeof name, "model/fc%zu/W", l + 1);
+		if (strlen(prefix) > 48)
+			return TS_E_USAGE;
+		snprintf(name, sizeof name, "%s/fc%zu/W", prefix, l + 1);
 		if ((rc = param_tensor(&t, name, L->in, L->out, W)) != 0 ||
 		    (rc = ts_write_tensor(w, &t)) != 0)
 			return rc;
-		snprintf(name, sizeof name, "model/fc%zu/b", l + 1);
+		snprintf(name, sizeof name, "%s/fc%zu/b", prefix, l + 1);
 		if ((rc = param_tensor(&t, name, L->out, 0, W + L->in *
 		    L->out)) != 0 || (rc = ts_write_tensor(w, &t)) != 0)
 			return rc;
 	}
 	return 0;
+}
+
+int
+model_write(struct ts_writer *w, const struct nn_model *m)
+{
+	return model_write_net(w, &m->net, m->param, "model");
 }
 
 /* The tensor named name among t[0..nt-1], or NULL. */

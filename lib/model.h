@@ -12,7 +12,8 @@
  *   model.activation  "relu" (between layers; none after the last)
  *   model.classes     the number of classes, the last width.
  * Other tensors (heads of other tools, such as a domain classifier) are
- * left to their tools: model_read ignores names outside model/fc<k>/.
+ * left to their tools (model_write_net writes them in the same form):
+ * model_read ignores names outside model/fc<k>/.
  *
  * Ownership: a struct nn_model owns its parameter vector (model_free
  * accepts a zeroed model).  Nothing here prints, exits or reads the
@@ -62,6 +63,12 @@ int model_put_meta(const struct nn_model *m, struct ts_meta *meta);
 /* Write the tensors model/fc<k>/W and model/fc<k>/b.
  * @return 0 or a negative TS_E* code. */
 int model_write(struct ts_writer *w, const struct nn_model *m);
+/* Write the layers of any net with parameters in param as tensors
+ * <prefix>/fc<k>/W and <prefix>/fc<k>/b (k = 1..nlayers), in the form of
+ * model_write (which is this with prefix "model"); a prefix is at most 48
+ * bytes.  @return 0 or a negative TS_E* code. */
+int model_write_net(struct ts_writer *w, const struct nn_net *net,
+    const float *param, const char *prefix);
 
 /* Build *m from the stream metadata meta and the nt tensors t (as
  * ts_read_all returns them): model.arch gives the shape, the tensors

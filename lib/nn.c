@@ -1021,3 +1021,107 @@ nn_noise_free(struct nn_noise *h)
 	noise_fast_free(h->fast);
 	free(h);
 }
+
+/* ---- domain-adversarial training ---- */
+
+int
+nn_dann_init(struct nn_dann *d, const struct nn_net *clf, size_t nfeat,
+    const size_t *dh, size_t ndh, size_t off, size_t *end)
+{
+	size_t w[NN_MAX_LAYERS + 1];
+
+	memset(d, 0, sizeof *d);
+	if (nfeat == 0 || nfeat >= clf->nlayers || ndh + 1 > NN_MAX_LAYERS)
+		return NN_E_RANGE;
+	for (size_t l = 0; l < nfeat; l++)
+		d->feat.layer[l] = clf->layer[l];
+	d->feat.nlayers = nfeat;
+	for (size_t l = nfeat; l < clf->nlayers; l++)
+		d->head.layer[l - nfeat] = clf->layer[l];
+	d->head.nlayers = clf->nlayers - nfeat;
+	/* The layers of a classifier are ReLU but for the last, so F ends
+	 * in a ReLU: the features are its activations. */
+	w[0] = clf->layer[nfeat - 1].out;
+	for (size_t l = 0; l < ndh; l++)
+		w[l + 1] = dh[l];
+	w[ndh + 1] = 2;
+	return nn_net_init(&d->dom, w, ndh + 1, NN_ACT_IDENTITY, off, end);
+}
+
+double
+nn_grl_lambda(double p, double lambda_max)
+{
+	p = p < 0 ? 0 : p > 1 ? 1 : p;
+	return lambda_max * (2 / (1 + exp(-10 * p)) - 1);
+}
+
+int
+nn_dann_ws_init(struct nn_dann_ws *ws, const struct nn_dann *d, size_t cap)
+{
+	size_t fw = d->feat.layer[d->feat.nlayers - 1].out;
+
+	memset(ws, 0, sizeof *ws);
+	/* nn_ws_init bounds cap * width (cap * 2^24 floats fits). */
+	if (nn_ws_init(&ws->f, &d->feat, cap) != 0 ||
+	    nn_ws_init(&ws->h, &d->head, cap) != 0 ||
+	    nn_ws_init(&ws->d, &d->dom, cap) != 0 ||
+	    (ws->gf = malloc(cap * fw * sizeof *ws->gf)) == NULL ||
+	    (ws->gd = malloc(cap * fw * sizeof *ws->gd)) == NULL ||
+	    (ws->dom = malloc(cap * sizeof *ws->dom)) == NULL) {
+		nn_dann_ws_free(ws);
+		return NN_E_NOMEM;
+	}
+	return 0;
+}
+
+void
+nn_dann_ws_free(struct nn_dann_ws *ws)
+{
+	if (ws == NULL)
+		return;
+	nn_ws_free(&ws->f);
+	nn_ws_free(&ws->h);
+	nn_ws_free(&ws->d);
+	free(ws->gf);
+	free(ws->gd);
+	free(ws->dom);
+	memset(ws, 0, sizeof *ws);
+}
+
+double
+nn_dann_fwd_bwd(const struct nn_dann *d, const float *param,
+    struct nn_dann_ws *ws, float *x, const int32_t *y, size_t n,
+    int32_t dom, double lambda, double *dloss)
+{
+	size_t fw = d->feat.layer[d->feat.nlayers - 1].out;
+	size_t K = d->head.layer[d->head.nlayers - 1].out;
+	size_t nd = d->dom.nlayers, nh = d->head.nlayers;
+	float *f, nl = (float)-lambda;
+	double ly = 0, ld;
+
+	nn_forward(&d->feat, param, &ws->f, x, n);
+	f = nn_output(&d->feat, &ws->f);
+	/* The GRL is the identity forward: D and H read F's output. */
+	nn_forward(&d->dom, param, &ws->d, f, n);
+	for (size_t i = 0; i < n; i++)
+		ws->dom[i] = dom;
+	ld = nn_softmax_xent(nn_output(&d->dom, &ws->d), ws->dom, n, 2,
+	    ws->d.g[nd - 1], NULL, NULL);
+	nn_backward(&d->dom, param, &ws->d, ws->d.g[nd - 1], ws->gd);
+	if (y != NULL) {
+		nn_forward(&d->head, param, &ws->h, f, n);
+		ly = nn_softmax_xent(nn_output(&d->head, &ws->h), y, n, K,
+		    ws->h.g[nh - 1], NULL, NULL);
+		nn_backward(&d->head, param, &ws->h, ws->h.g[nh - 1], ws->gf);
+		/* backward through the GRL: dLy/df - lambda dLd/df */
+		for (size_t i = 0; i < n * fw; i++)
+			ws->gf[i] += nl * ws->gd[i];
+	} else {
+		for (size_t i = 0; i < n * fw; i++)
+			ws->gf[i] = nl * ws->gd[i];
+	}
+	nn_backward(&d->feat, param, &ws->f, ws->gf, NULL);
+	if (dloss != NULL)
+		*dloss = ld;
+	return ly;
+}

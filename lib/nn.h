@@ -283,4 +283,66 @@ double nn_noise_tv(const struct nn_noise *h);
 /* Stop the workers and free (NULL is accepted). */
 void nn_noise_free(struct nn_noise *h);
 
+
+/* ---- domain-adversarial training (DANN) ---- */
+
+/*
+ * DANN (Ganin et al., "Domain-adversarial training of neural networks",
+ * JMLR 2016): a classifier net is split after its hidden layers into a
+ * feature extractor F (layers 0..nfeat-1, ReLU out) and a label head H
+ * (the remaining layers), and a domain classifier D (softmax over 2
+ * domains, 0 source and 1 target) reads F's output through a gradient
+ * reversal layer (GRL): the identity forward, -lambda times the gradient
+ * backward.  For one example of domain d with label y (source only) the
+ * per-example "gradient" left in the workspaces is
+ *   H: dLy/dtheta_H,   D: dLd/dtheta_D,
+ *   F: dLy/dtheta_F - lambda dLd/dtheta_F
+ * (no Ly for target examples): the direction SGD follows, which is not
+ * the gradient of one loss.  F and H keep the classifier's offsets, D
+ * has its own; all three share one parameter vector.  For DP-SGD the
+ * per-example norm is taken over all the nets the example reaches
+ * (nn_sqnorms on each, into one sq), so the clipping is joint.
+ */
+struct nn_dann {
+	struct nn_net feat, head, dom;
+};
+
+/* Split clf after layer nfeat (1 <= nfeat < clf->nlayers; the frozen
+ * flags are copied) and build a domain classifier of ndh hidden ReLU
+ * layers of widths dh[0..ndh-1] and 2 logits, reading F's output, with
+ * parameters from offset off on; *end receives the offset after them.
+ * @return 0, or NN_E_RANGE (bad split or widths). */
+int nn_dann_init(struct nn_dann *d, const struct nn_net *clf, size_t nfeat,
+    const size_t *dh, size_t ndh, size_t off, size_t *end);
+
+/* Ganin's schedule of the GRL coefficient at training progress p in
+ * [0, 1]: lambda_max (2 / (1 + exp(-10 p)) - 1), from 0 up to about
+ * lambda_max. */
+double nn_grl_lambda(double p, double lambda_max);
+
+struct nn_dann_ws {
+	struct nn_ws f, h, d;		/* workspaces of F, H, D */
+	float *gf;			/* n x F's width: dloss/d(feature) */
+	float *gd;			/* n x F's width: D's input gradient */
+	int32_t *dom;			/* n domain labels */
+};
+
+/* Buffers for batches of up to cap rows.  @return 0 or NN_E_NOMEM (ws
+ * zeroed). */
+int nn_dann_ws_init(struct nn_dann_ws *ws, const struct nn_dann *d,
+    size_t cap);
+void nn_dann_ws_free(struct nn_dann_ws *ws);
+
+/* Forward and backward of n <= cap rows x, all of domain dom (0 or 1),
+ * through F and D and, when y is not NULL (labelled source rows), H,
+ * with GRL coefficient lambda: afterwards the workspaces hold the
+ * per-example gradients described above, ready for nn_grad_sum or
+ * nn_sqnorms and nn_clip_sum on each net (H only when y was given).  x
+ * is borrowed as F's input (nn_forward).  *dloss (may be NULL) receives
+ * the sum of the domain losses.  @return the sum of the label losses (0
+ * without y). */
+double nn_dann_fwd_bwd(const struct nn_dann *d, const float *param,
+    struct nn_dann_ws *ws, float *x, const int32_t *y, size_t n,
+    int32_t dom, double lambda, double *dloss);
+
 #endif

@@ -38,23 +38,28 @@
 
 enum {
 	OPT_AUDIT = 256, OPT_BATCH, OPT_CLASSES, OPT_CLIP, OPT_DATASET,
-	OPT_EPOCHS, OPT_EXACT, OPT_FREEZE, OPT_HIDDEN, OPT_INIT, OPT_LEVEL,
-	OPT_LR, OPT_SCHEDULE, OPT_MOMENTUM, OPT_NESTEROV, OPT_NODP,
-	OPT_OPTIMIZER, OPT_PATIENCE, OPT_SIGMA, OPT_UNSAFE, OPT_VAL,
+	OPT_DOMAIN_HIDDEN, OPT_EPOCHS, OPT_EXACT, OPT_FREEZE, OPT_GRL_MAX,
+	OPT_HIDDEN, OPT_INIT, OPT_LEVEL, OPT_LR, OPT_SCHEDULE, OPT_MODE,
+	OPT_MOMENTUM, OPT_NESTEROV, OPT_NODP, OPT_OPTIMIZER, OPT_PATIENCE,
+	OPT_PROTECT, OPT_SIGMA, OPT_TARGET, OPT_UNSAFE, OPT_VAL,
 	OPT_VAL_PUBLIC, OPT_WD
 };
+
+/* --protect: the domains whose examples are clipped and noised. */
+enum { PROTECT_SOURCE = 1, PROTECT_TARGET = 2, PROTECT_BOTH = 3 };
 
 /* DP-SGD (mode DP), DP-SGD with clipping but no noise (--sigma 0: not
  * private), or plain mini-batch training (--no-dp). */
 enum { MODE_DP, MODE_CLIP_ONLY, MODE_NODP };
 
 struct opts {
-	const char *output, *level, *seed, *dataset, *init, *val;
+	const char *output, *level, *seed, *dataset, *init, *val, *target;
 	int force, quiet, verbose, nodp, exact, unsafe, val_public;
 	int has_eps, has_delta, has_sigma, has_epochs, has_lr, has_classes;
-	double epsilon, delta, sigma, clip, epochs;
-	size_t batch, classes, freeze, patience, nhidden;
-	size_t hidden[NN_MAX_LAYERS];
+	int dann, protect, has_dh, has_grl;
+	double epsilon, delta, sigma, clip, epochs, grl_max;
+	size_t batch, classes, freeze, patience, nhidden, ndh;
+	size_t hidden[NN_MAX_LAYERS], dh[NN_MAX_LAYERS];
 	uint64_t audit;
 	struct optim_cfg oc;
 	double sched_epochs;		/* step schedule: epochs per decay */
@@ -80,27 +85,38 @@ struct trainer;
  * are drawn (Poisson at rate q with clipping and noise, or shuffled
  * batches without privacy) and how its loss reaches the parameters (the
  * fwd_bwd callback, which leaves per-example gradients in the workspaces
- * of its nets).  The labelled classifier stream is the only one here; an
- * adaptation mode adds streams (a domain classifier on target rows, with
- * its own q, clip plan, noise and ledger entry) without changing the
- * step.  The noise of a stream covers the parameters [lo, hi), which
- * must hold every trained parameter its nets touch.
+ * of its nets).  A classifier has one stream, the labelled rows; --mode
+ * dann has two, the labelled source rows (through the feature extractor,
+ * the label head and the domain classifier) and the unlabelled target
+ * rows (feature extractor and domain classifier), each with its own q,
+ * clip plan, noise and ledger entry when it is protected.  The noise of
+ * a stream covers the parameter ranges [rlo, rhi), which must hold every
+ * trained parameter its nets touch: an example's whole contribution is
+ * clipped (one norm over all its nets) and noised.
  */
 struct stream {
 	const char *name;
+	const char *dataset;		/* its ledger name */
 	const struct data *dt;
 	int dp;				/* clipped and noised */
+	int domain;			/* dann: 0 source, 1 target */
 	double q;			/* Poisson sampling rate (dp) */
 	size_t batch;			/* B: divides the noisy sum (dp) or the
 					 * shuffled batch size */
-	size_t lo, hi;			/* the parameters its noise covers */
+	size_t nr, rlo[2], rhi[2];	/* the parameters its noise covers */
+	size_t dim;			/* their number */
+	double *pk;			/* them packed (nr > 1) */
 	double (*fwd_bwd)(struct trainer *, struct stream *,
 	    const uint64_t *rows, size_t k);
 	size_t nnets;
 	const struct nn_net *net[4];
 	struct nn_ws *ws[4];
+	struct nn_dann_ws dws;		/* dann: the workspaces of its nets */
 	struct nn_clip clip;
 	struct nn_noise *noise;		/* NULL: no noise (--sigma 0) */
+	struct rng *nrng[NOISE_STREAMS];	/* the noise's streams */
+	size_t nseg;
+	double sigma, eps, tv;		/* multiplier, epsilon (or -1), TV */
 	double noise_std, sens, gamma;	/* the noise plan (dp) */
 	size_t cap;			/* rows per fwd_bwd call */
 	uint64_t *idx;			/* batch rows, or the shuffle */
@@ -118,9 +134,13 @@ struct trainer {
 	struct nn_model *m;
 	const struct data *va;
 	size_t K, lo, hi;		/* classes, trained range */
+	size_t np;			/* parameters (with a domain head) */
 	uint64_t steps, steps_per_epoch;
 	struct stream *st;		/* st[0]: the labelled stream */
 	size_t nst;
+	int dann;			/* --mode dann */
+	struct nn_dann nets;		/* dann: F, H and D */
+	double lambda;			/* dann: the GRL coefficient now */
 	struct nn_ws ws;		/* the classifier's workspace */
 	float *grad, *best;
 	double *sum;
@@ -137,15 +157,19 @@ usage(int status)
 	    "[-S seed]\n"
 	    "                   [--audit-repeat n] [--batch n] [--classes k] "
 	    "[--clip c]\n"
-	    "                   [--dataset name] [--epochs n] [--exact-noise] "
-	    "[--freeze k]\n"
-	    "                   [--hidden list] [--init file] [--level level] "
-	    "[--lr rate]\n"
-	    "                   [--lr-schedule kind] [--momentum m] "
-	    "[--nesterov] [--no-dp]\n"
-	    "                   [--optimizer name] [--patience n] [--sigma s]\n"
-	    "                   [--val file --val-public] [--weight-decay w] "
-	    "[file]\n", fp);
+	    "                   [--dataset name] [--domain-hidden list] "
+	    "[--epochs n]\n"
+	    "                   [--exact-noise] [--freeze k] [--grl-max l] "
+	    "[--hidden list]\n"
+	    "                   [--init file] [--level level] [--lr rate] "
+	    "[--lr-schedule kind]\n"
+	    "                   [--mode mode] [--momentum m] [--nesterov] "
+	    "[--no-dp]\n"
+	    "                   [--optimizer name] [--patience n] "
+	    "[--protect domains]\n"
+	    "                   [--sigma s] [--target file] "
+	    "[--val file --val-public]\n"
+	    "                   [--weight-decay w] [file]\n", fp);
 	if (status == 0)
 		fputs("\n"
 		    "  -d, --delta D          target delta (with --epsilon)\n"
@@ -166,13 +190,17 @@ usage(int status)
 		    "DP without label.names)\n"
 		    "      --clip C           per-example gradient bound, "
 		    "default 1\n"
-		    "      --dataset NAME     the protected dataset (default: "
+		    "      --dataset NAME     the dataset of the input (default: "
 		    "from the input)\n"
+		    "      --domain-hidden LIST  dann: hidden widths of the "
+		    "domain classifier\n"
 		    "      --epochs E         passes over the data (steps = E N "
 		    "/ B)\n"
 		    "      --exact-noise      the exact discrete Gaussian "
 		    "sampler (slower)\n"
 		    "      --freeze K         do not train the first K layers\n"
+		    "      --grl-max L        dann: the largest gradient reversal "
+		    "coefficient (1)\n"
 		    "      --hidden LIST      hidden widths, e.g. 256,256 "
 		    "(default none: logistic)\n"
 		    "      --init FILE        start from this model stream\n"
@@ -181,6 +209,8 @@ usage(int status)
 		    "0.001)\n"
 		    "      --lr-schedule KIND constant, cosine or step:E:G "
 		    "(default constant)\n"
+		    "      --mode MODE        classify (default) or dann "
+		    "(domain-adversarial)\n"
 		    "      --momentum M       SGD momentum (default 0)\n"
 		    "      --nesterov         Nesterov momentum\n"
 		    "      --no-dp            train without privacy (the model "
@@ -188,8 +218,12 @@ usage(int status)
 		    "      --optimizer NAME   sgd (default) or adam\n"
 		    "      --patience N       stop after N epochs without "
 		    "improvement on --val\n"
+		    "      --protect DOMAINS  dann: target (DPDA), source or both "
+		    "(G-DPDA)\n"
 		    "      --sigma S          noise multiplier (0: no noise, "
 		    "NOT private)\n"
+		    "      --target FILE      dann: the unlabelled target rows "
+		    "(X)\n"
 		    "      --val FILE         validation stream, for early "
 		    "stopping\n"
 		    "      --val-public       declare --val public (required "
@@ -211,22 +245,22 @@ now(void)
 
 /* ---- options ---- */
 
+/* A list of hidden widths (--hidden, --domain-hidden) into w, *n. */
 static void
-parse_hidden(struct opts *o, const char *arg)
+parse_hidden(const char *opt, const char *arg, size_t *w, size_t *n)
 {
 	char *s = cli_strdup(arg), *p = s, *tok;
 
-	o->nhidden = 0;
+	*n = 0;
 	if (strcmp(arg, "") == 0 || strcmp(arg, "none") == 0) {
 		free(s);
 		return;
 	}
 	while ((tok = strsep(&p, ",")) != NULL) {
-		if (o->nhidden + 1 >= NN_MAX_LAYERS)
-			cli_usage_error("invalid --hidden '%s': at most %d "
-			    "hidden layers", arg, NN_MAX_LAYERS - 1);
-		o->hidden[o->nhidden++] = (size_t)cli_ll("--hidden", tok, 1,
-		    NN_MAX_WIDTH);
+		if (*n + 1 >= NN_MAX_LAYERS)
+			cli_usage_error("invalid %s '%s': at most %d "
+			    "hidden layers", opt, arg, NN_MAX_LAYERS - 1);
+		w[(*n)++] = (size_t)cli_ll(opt, tok, 1, NN_MAX_WIDTH);
 	}
 	free(s);
 }
@@ -263,6 +297,24 @@ parse_schedule(struct opts *o, const char *arg)
 static int
 check_mode(struct opts *o)
 {
+	if (!o->dann && (o->target || o->protect || o->has_dh || o->has_grl))
+		cli_usage_error("--target, --protect, --domain-hidden and "
+		    "--grl-max need --mode dann");
+	if (o->dann) {
+		if (o->target == NULL)
+			cli_usage_error("--mode dann needs --target");
+		if (o->audit)
+			cli_usage_error("--audit-repeat does not go with --mode "
+			    "dann");
+		if (!o->has_epochs)
+			cli_usage_error("--mode dann needs --epochs");
+		if (o->nodp && o->protect)
+			cli_usage_error("--no-dp trains without privacy: "
+			    "--protect does not apply");
+		if (!o->nodp && !o->protect)
+			cli_usage_error("--mode dann with privacy needs --protect "
+			    "target, source or both (or --no-dp)");
+	}
 	if (o->nodp) {
 		if (o->has_eps || o->has_delta || o->has_sigma)
 			cli_usage_error("--no-dp trains without privacy: "
@@ -498,6 +550,29 @@ clf_fwd_bwd(struct trainer *t, struct stream *st, const uint64_t *rows,
 	return loss;
 }
 
+/* The DANN losses of a stream's rows: label (source rows) and domain
+ * cross-entropy through the GRL (stream fwd_bwd). */
+static double
+dann_fwd_bwd(struct trainer *t, struct stream *st, const uint64_t *rows,
+    size_t k)
+{
+	const struct data *dt = st->dt;
+	int labelled = st->domain == 0;
+	double ly, ld;
+
+	for (size_t i = 0; i < k; i++) {
+		memcpy(st->xb + i * dt->d, dt->X + rows[i] * dt->d,
+		    dt->d * sizeof *st->xb);
+		if (labelled)
+			st->yb[i] = dt->y[rows[i]];
+		if (st->in_sq != NULL)
+			st->in_sqb[i] = st->in_sq[rows[i]];
+	}
+	ly = nn_dann_fwd_bwd(&t->nets, t->m->param, &st->dws, st->xb,
+	    labelled ? st->yb : NULL, k, st->domain, t->lambda, &ld);
+	return ly + ld;
+}
+
 /* Add a DP-SGD stream's share of the step to t->grad (Abadi et al. 2016,
  * Algorithm 1, with Poisson sampling): the clipped sum of a Poisson
  * batch, noised, divided by the expected batch size. */
@@ -505,9 +580,12 @@ static void
 stream_dp_add(struct trainer *t, struct stream *st, struct rng *r)
 {
 	size_t n = nn_poisson(r, st->dt->n, st->q, st->idx);
+	double *x = st->nr == 1 ? t->sum + st->rlo[0] : st->pk;
 	int rc;
 
-	memset(t->sum + st->lo, 0, (st->hi - st->lo) * sizeof *t->sum);
+	for (size_t j = 0; j < st->nr; j++)
+		memset(t->sum + st->rlo[j], 0, (st->rhi[j] - st->rlo[j]) *
+		    sizeof *t->sum);
 	for (size_t s = 0; s < n; s += st->cap) {
 		size_t k = n - s < st->cap ? n - s : st->cap;
 
@@ -526,14 +604,21 @@ stream_dp_add(struct trainer *t, struct stream *st, struct rng *r)
 				    EX_SOFTWARE, "clipped sum: %s",
 				    nn_strerror(rc));
 	}
-	if (st->noise != NULL && (rc = nn_noise_release(st->noise,
-	    t->sum + st->lo)) != 0)
+	/* The noise covers every parameter the stream's examples reach,
+	 * in one release: several ranges are packed first. */
+	if (st->nr > 1)
+		for (size_t j = 0, o = 0; j < st->nr; o += st->rhi[j] -
+		    st->rlo[j], j++)
+			memcpy(x + o, t->sum + st->rlo[j], (st->rhi[j] -
+			    st->rlo[j]) * sizeof *x);
+	if (st->noise != NULL && (rc = nn_noise_release(st->noise, x)) != 0)
 		cli_die(EX_SOFTWARE, "noise: %s (nothing was released)",
 		    nn_strerror(rc));
 	/* Dividing by the public expected batch size (not n, which is
 	 * private) is post-processing. */
-	for (size_t i = st->lo; i < st->hi; i++)
-		t->grad[i] += (float)(t->sum[i] / (double)st->batch);
+	for (size_t j = 0, o = 0; j < st->nr; j++)
+		for (size_t i = st->rlo[j]; i < st->rhi[j]; i++)
+			t->grad[i] += (float)(x[o++] / (double)st->batch);
 }
 
 /* Fisher-Yates shuffle of 0..n-1 into p. */
@@ -630,7 +715,7 @@ end_epoch(struct trainer *t, uint64_t epoch, uint64_t nepochs,
 		if (acc > t->best_acc || t->best_epoch == 0) {
 			t->best_acc = acc;
 			t->best_epoch = epoch;
-			memcpy(t->best, t->m->param, t->m->nparam *
+			memcpy(t->best, t->m->param, t->np *
 			    sizeof *t->best);
 		} else if (t->o->patience &&
 		    epoch - t->best_epoch >= t->o->patience) {
@@ -654,20 +739,14 @@ train(struct trainer *t, struct rng *r, uint64_t run, uint64_t runs)
 	uint64_t nepochs, total;
 	double t0 = now(), loss = 0, seen = 0;
 
-	if (t->mode == MODE_NODP) {
-		uint64_t per = (t->st[0].dt->n + o->batch - 1) / o->batch;
-		total = (uint64_t)ceil(o->epochs * (double)per);
-		t->steps_per_epoch = per;
-	} else {
-		total = t->steps;
-	}
+	total = t->steps;
 	nepochs = (total + t->steps_per_epoch - 1) / t->steps_per_epoch;
 	oc.total = total ? total : 1;
 	if (oc.sched == OPTIM_STEP) {
 		double e = ceil(o->sched_epochs * (double)t->steps_per_epoch);
 		oc.every = e < 1 ? 1 : (uint64_t)e;
 	}
-	if ((opt = optim_new(&oc, t->m->nparam)) == NULL)
+	if ((opt = optim_new(&oc, t->np)) == NULL)
 		cli_die(EX_OSERR, "out of memory");
 	t->best_epoch = 0;
 	t->best_acc = 0;
@@ -680,6 +759,11 @@ train(struct trainer *t, struct rng *r, uint64_t run, uint64_t runs)
 		if (end > total)
 			end = total;
 		for (loss = 0; s < end; s++) {
+			/* Ganin's schedule: p is the progress of training,
+			 * (t + 1) / T at step t of T, reaching 1 at the end. */
+			if (t->dann)
+				t->lambda = nn_grl_lambda((double)(s + 1) /
+				    (double)total, o->grl_max);
 			loss += step(t, r, opt, &seen);
 			if (runs == 1)
 				cli_progress("steps", s + 1, total);
@@ -694,7 +778,7 @@ train(struct trainer *t, struct rng *r, uint64_t run, uint64_t runs)
 	else
 		cli_progress_done();
 	if (t->va != NULL && t->best_epoch > 0)
-		memcpy(t->m->param, t->best, t->m->nparam * sizeof *t->best);
+		memcpy(t->m->param, t->best, t->np * sizeof *t->best);
 	optim_free(opt);
 }
 
@@ -736,11 +820,31 @@ meta_num(struct ts_meta *m, const char *key, double v)
 		cli_die(EX_OSERR, "out of memory");
 }
 
+/* The key prefix + key set to a string, or to a number. */
+static void
+meta_key(struct ts_meta *m, const char *prefix, const char *key,
+    const char *v)
+{
+	char k[96];
+
+	snprintf(k, sizeof k, "%s%s", prefix, key);
+	cli_meta_set(m, k, v);
+}
+
+static void
+meta_knum(struct ts_meta *m, const char *prefix, const char *key, double v)
+{
+	char k[96];
+
+	snprintf(k, sizeof k, "%s%s", prefix, key);
+	meta_num(m, k, v);
+}
+
 /* The DP-SGD release entry: steps x the subsampled Gaussian's RDP curve
  * (times the audit trainings), and the fast sampler's TV on delta. */
 static void
-record_release(struct ts_meta *meta, struct rng *rng, const char *dataset,
-    const struct trainer *t, const struct stream *st, double tv, double eps)
+record_release(struct ts_meta *meta, struct rng *rng,
+    const struct trainer *t, const struct stream *st)
 {
 	const struct opts *o = t->o;
 	struct ledger_entry e;
@@ -749,20 +853,20 @@ record_release(struct ts_meta *meta, struct rng *rng, const char *dataset,
 	size_t no;
 	int rc;
 
-	dpcli_entry(&e, rng, dataset, "subsampled_gaussian");
+	dpcli_entry(&e, rng, st->dataset, "subsampled_gaussian");
 	ord = rdp_default_orders(&no);
 	e.norders = no;
 	for (size_t i = 0; i < no; i++)
 		e.orders[i] = ord[i];
-	if ((rc = rdp_sgm(st->q, o->sigma, ord, no, e.rdp)) != 0)
+	if ((rc = rdp_sgm(st->q, st->sigma, ord, no, e.rdp)) != 0)
 		cli_die(EX_SOFTWARE, "accountant: %s", rdp_strerror(rc));
 	for (size_t i = 0; i < no; i++)
 		e.rdp[i] *= (double)t->steps * reps;
-	if (tv > 0)
-		e.delta = noise_fast_delta_charge(eps > EPS_REF ? eps : EPS_REF,
-		    tv);
+	if (st->tv > 0)
+		e.delta = noise_fast_delta_charge(st->eps > EPS_REF ? st->eps :
+		    EPS_REF, st->tv);
 	set_param(&e, "q", st->q);
-	set_param(&e, "sigma", o->sigma);
+	set_param(&e, "sigma", st->sigma);
 	set_param(&e, "noise_std", st->noise_std);
 	set_param(&e, "steps", (double)t->steps);
 	set_param(&e, "clip", o->clip);
@@ -819,7 +923,7 @@ write_audit(struct ts_writer *w, const struct nn_model *m, const float *all,
  * delta minus that charge: the solve is repeated at the reduced delta
  * until the charge of the plan it gives is covered. */
 static void
-plan_dp(struct trainer *t, struct stream *st, struct opts *o, double *eps)
+plan_dp(struct trainer *t, struct stream *st, const struct opts *o)
 {
 	uint64_t runs = o->audit ? o->audit : 1;
 	double charge = 0, dl = o->delta;
@@ -834,7 +938,7 @@ plan_dp(struct trainer *t, struct stream *st, struct opts *o, double *eps)
 			    "charge %g", o->delta, charge);
 		if (o->has_eps && !o->has_sigma) {
 			rc = rdp_sgm_solve_sigma(st->q, t->steps * runs, dl,
-			    o->epsilon, NULL, 0, RDP_CONV_IMPROVED, &o->sigma);
+			    o->epsilon, NULL, 0, RDP_CONV_IMPROVED, &st->sigma);
 			if (rc != 0)
 				cli_usage_error("no noise multiplier up to 1e6 "
 				    "meets epsilon %g in %llu steps: %s",
@@ -842,7 +946,7 @@ plan_dp(struct trainer *t, struct stream *st, struct opts *o, double *eps)
 				    rdp_strerror(rc));
 		} else if (o->has_eps) {
 			uint64_t ns;
-			rc = rdp_sgm_solve_steps(st->q, o->sigma, dl, o->epsilon,
+			rc = rdp_sgm_solve_steps(st->q, st->sigma, dl, o->epsilon,
 			    NULL, 0, RDP_CONV_IMPROVED, &ns);
 			if (rc != 0)
 				cli_die(EX_SOFTWARE, "accountant: %s",
@@ -850,7 +954,7 @@ plan_dp(struct trainer *t, struct stream *st, struct opts *o, double *eps)
 			ns /= runs;
 			if (ns == 0)
 				cli_usage_error("--sigma %g: not even one step "
-				    "fits epsilon %g", o->sigma, o->epsilon);
+				    "fits epsilon %g", st->sigma, o->epsilon);
 			t->steps = ns > MAX_STEPS ? MAX_STEPS : ns;
 		}
 		if (t->mode != MODE_DP)
@@ -858,19 +962,19 @@ plan_dp(struct trainer *t, struct stream *st, struct opts *o, double *eps)
 		/* The grid rounding of the noise is exact while |sum /
 		 * gamma| < 2^51; the sum is at most (N + 1) C and gamma >
 		 * s 2^-25 >= sigma C 2^-25. */
-		if (o->sigma <= ldexp((double)st->dt->n + 1, -26))
+		if (st->sigma <= ldexp((double)st->dt->n + 1, -26))
 			cli_usage_error("--sigma %g is too small for %zu records "
-			    "(at least %g)", o->sigma, st->dt->n,
+			    "(at least %g)", st->sigma, st->dt->n,
 			    ldexp((double)st->dt->n + 1, -26));
-		st->noise_std = nn_noise_std(o->sigma, o->clip, st->hi - st->lo,
+		st->noise_std = nn_noise_std(st->sigma, o->clip, st->dim,
 		    &st->sens, &st->gamma);
 		if (isnan(st->noise_std))
 			cli_usage_error("--sigma %g, --clip %g: no noise scale",
-			    o->sigma, o->clip);
+			    st->sigma, o->clip);
 		if (o->exact || !o->has_eps)
 			break;
 		tau = noise_fast_tv_per_sample(ceil(st->noise_std / st->gamma)) *
-		    (double)t->steps * (double)(st->hi - st->lo) * (double)runs;
+		    (double)t->steps * (double)st->dim * (double)runs;
 		next = noise_fast_delta_charge(o->epsilon > EPS_REF ?
 		    o->epsilon : EPS_REF, tau);
 		if (!(next >= 0))
@@ -881,9 +985,9 @@ plan_dp(struct trainer *t, struct stream *st, struct opts *o, double *eps)
 	}
 	if (it == 8)
 		cli_die(EX_SOFTWARE, "the privacy plan does not settle");
-	if (o->has_delta && rdp_sgm_epsilon(st->q, o->sigma, t->steps * runs,
-	    dl, NULL, 0, RDP_CONV_IMPROVED, eps, NULL) != 0)
-		*eps = -1;
+	if (o->has_delta && rdp_sgm_epsilon(st->q, st->sigma, t->steps * runs,
+	    dl, NULL, 0, RDP_CONV_IMPROVED, &st->eps, NULL) != 0)
+		st->eps = -1;
 }
 
 /* ---- main ---- */
@@ -900,10 +1004,118 @@ sub_rng(const struct opts *o, const char *item)
 	return r;
 }
 
+/* The rows a stream draws per step, its clip plan and its buffers
+ * (after the privacy plan). */
+static void
+stream_alloc(struct trainer *t, struct stream *st, const struct opts *o)
+{
+	const struct data *dt = st->dt;
+	int rc;
+
+	if (st->dp) {
+		double expected = st->q * (double)dt->n;
+		double e = ceil(expected + 10 * sqrt(expected) + 16);
+
+		st->cap = e > CAP_MAX ? CAP_MAX : e < CAP_MIN ? CAP_MIN :
+		    (size_t)e;
+		if ((rc = nn_clip_plan(&st->clip, o->clip, expected, dt->n,
+		    st->cap)) != 0)
+			cli_die(EX_SOFTWARE, "clip plan: %s", nn_strerror(rc));
+		st->clip.unclipped = o->unsafe;
+	} else {
+		st->cap = o->batch < CAP_MIN ? CAP_MIN : o->batch > CAP_MAX ?
+		    CAP_MAX : o->batch;
+	}
+	if (t->dann && (rc = nn_dann_ws_init(&st->dws, &t->nets,
+	    st->cap)) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	st->xb = cli_reallocarray(NULL, st->cap * dt->d, sizeof *st->xb);
+	st->yb = cli_reallocarray(NULL, st->cap, sizeof *st->yb);
+	st->sq = cli_reallocarray(NULL, st->cap, sizeof *st->sq);
+	st->wt = cli_reallocarray(NULL, st->cap, sizeof *st->wt);
+	st->idx = cli_reallocarray(NULL, dt->n, sizeof *st->idx);
+	if (st->nr > 1)
+		st->pk = cli_reallocarray(NULL, st->dim, sizeof *st->pk);
+	if (st->dp && !t->m->net.layer[0].frozen) {
+		/* The rows of X never change: their norms (the first layer's
+		 * part of every ghost norm) are computed once. */
+		st->in_sq = cli_reallocarray(NULL, dt->n, sizeof *st->in_sq);
+		st->in_sqb = cli_reallocarray(NULL, st->cap,
+		    sizeof *st->in_sqb);
+		for (size_t i = 0; i < dt->n; i++)
+			st->in_sq[i] = nn_row_sqnorm(dt->X + i * dt->d, dt->d);
+	}
+}
+
+/* The noise of a DP stream: a large model's noise comes from
+ * NOISE_STREAMS workers, each with its own random stream (work items
+ * item, item/1, ...).  @return 1 when it is threaded. */
+static int
+stream_noise(struct stream *st, const struct opts *o, uint64_t runs,
+    const char *item)
+{
+	int thr = st->dim >= THREAD_MIN && runs == 1, rc;
+
+	st->nseg = thr ? NOISE_STREAMS : 1;
+	for (size_t j = 0; j < st->nseg; j++) {
+		char name[96];
+
+		if (j == 0)
+			snprintf(name, sizeof name, "%s", item);
+		else
+			snprintf(name, sizeof name, "%s/%zu", item, j);
+		st->nrng[j] = sub_rng(o, name);
+	}
+	if ((rc = nn_noise_new(&st->noise, st->nrng, st->nseg, st->noise_std,
+	    st->dim, o->exact, thr)) != 0)
+		cli_die(rc == NN_E_NOMEM ? EX_OSERR : EX_SOFTWARE, "noise: %s",
+		    nn_strerror(rc));
+	return thr;
+}
+
+static void
+stream_free(struct stream *st)
+{
+	nn_noise_free(st->noise);
+	for (size_t j = 0; j < st->nseg; j++)
+		rng_free(st->nrng[j]);
+	nn_dann_ws_free(&st->dws);
+	free(st->xb);
+	free(st->yb);
+	free(st->sq);
+	free(st->wt);
+	free(st->idx);
+	free(st->pk);
+	free(st->in_sq);
+	free(st->in_sqb);
+}
+
+/* Zero the non-finite rows of a training input; their count is shown
+ * only when the input is trained on without privacy. */
+static void
+zero_rows(struct data *dt, int dp)
+{
+	size_t z = nn_zero_nonfinite_rows(dt->X, dt->n, dt->d);
+
+	if (z && !dp)
+		cli_warn("%s: %zu rows with non-finite values were taken as "
+		    "zero rows", dt->label, z);
+}
+
+static const char *
+protect_name(int protect)
+{
+	return protect == PROTECT_BOTH ? "both" : protect == PROTECT_SOURCE ?
+	    "source" : protect == PROTECT_TARGET ? "target" : "none";
+}
+
 int
 main(int argc, char **argv)
 {
 	static const char *const optimizers[] = { "sgd", "adam", NULL };
+	static const char *const modes[] = { "classify", "dann", NULL };
+	static const char *const protects[] = { "source", "target", "both",
+		NULL };
 	static const struct option longopts[] = {
 		{ "audit-repeat", required_argument, NULL, OPT_AUDIT },
 		{ "batch", required_argument, NULL, OPT_BATCH },
@@ -911,26 +1123,31 @@ main(int argc, char **argv)
 		{ "clip", required_argument, NULL, OPT_CLIP },
 		{ "dataset", required_argument, NULL, OPT_DATASET },
 		{ "delta", required_argument, NULL, 'd' },
+		{ "domain-hidden", required_argument, NULL, OPT_DOMAIN_HIDDEN },
 		{ "epochs", required_argument, NULL, OPT_EPOCHS },
 		{ "epsilon", required_argument, NULL, 'e' },
 		{ "exact-noise", no_argument, NULL, OPT_EXACT },
 		{ "force", no_argument, NULL, 'f' },
 		{ "freeze", required_argument, NULL, OPT_FREEZE },
+		{ "grl-max", required_argument, NULL, OPT_GRL_MAX },
 		{ "help", no_argument, NULL, 'h' },
 		{ "hidden", required_argument, NULL, OPT_HIDDEN },
 		{ "init", required_argument, NULL, OPT_INIT },
 		{ "level", required_argument, NULL, OPT_LEVEL },
 		{ "lr", required_argument, NULL, OPT_LR },
 		{ "lr-schedule", required_argument, NULL, OPT_SCHEDULE },
+		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "momentum", required_argument, NULL, OPT_MOMENTUM },
 		{ "nesterov", no_argument, NULL, OPT_NESTEROV },
 		{ "no-dp", no_argument, NULL, OPT_NODP },
 		{ "optimizer", required_argument, NULL, OPT_OPTIMIZER },
 		{ "output", required_argument, NULL, 'o' },
 		{ "patience", required_argument, NULL, OPT_PATIENCE },
+		{ "protect", required_argument, NULL, OPT_PROTECT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "sigma", required_argument, NULL, OPT_SIGMA },
+		{ "target", required_argument, NULL, OPT_TARGET },
 		{ "unsafe-test-no-clip", no_argument, NULL, OPT_UNSAFE },
 		{ "val", required_argument, NULL, OPT_VAL },
 		{ "val-public", no_argument, NULL, OPT_VAL_PUBLIC },
@@ -939,21 +1156,21 @@ main(int argc, char **argv)
 		{ "weight-decay", required_argument, NULL, OPT_WD },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct opts o = { .batch = 256, .clip = 1 };
-	struct data tr, va;
+	struct opts o = { .batch = 256, .clip = 1, .grl_max = 1 };
+	struct data tr, tg, va;
 	struct nn_model m;
 	struct trainer t;
-	struct stream st;
+	struct stream st[2];
 	struct ts_meta meta = { 0 }, prov = { 0 }, initmeta = { 0 };
 	struct ts_writer *w;
-	struct rng *rng, *nrng = NULL;
-	FILE *in, *ofp, *vfp = NULL, *ifp = NULL;
-	const char *label, *vlabel = NULL, *ilabel = NULL, *dataset;
+	struct rng *rng;
+	FILE *in, *ofp, *vfp = NULL, *ifp = NULL, *tfp = NULL;
+	const char *label, *vlabel = NULL, *ilabel = NULL, *tlabel = NULL;
 	char err[256], arch[MODEL_MAX_ARCH];
-	double eps = -1, tv = 0, t_start = now();
+	double t_start = now();
 	uint64_t idigest = 0;
 	float *all = NULL;
-	int ch, rc, nin = 0;
+	int ch, rc, nin = 0, src_dp;
 
 	cli_init(argv[0], argc, argv);
 	optim_defaults(&o.oc);
@@ -1018,6 +1235,10 @@ main(int argc, char **argv)
 				    optarg, ledger_check_dataset(optarg));
 			o.dataset = optarg;
 			break;
+		case OPT_DOMAIN_HIDDEN:
+			parse_hidden("--domain-hidden", optarg, o.dh, &o.ndh);
+			o.has_dh = 1;
+			break;
 		case OPT_EPOCHS:
 			o.epochs = cli_double("--epochs", optarg, 0,
 			    MAX_EPOCHS);
@@ -1033,8 +1254,12 @@ main(int argc, char **argv)
 			o.freeze = (size_t)cli_ll("--freeze", optarg, 0,
 			    NN_MAX_LAYERS);
 			break;
+		case OPT_GRL_MAX:
+			o.grl_max = cli_double("--grl-max", optarg, 0, 1e6);
+			o.has_grl = 1;
+			break;
 		case OPT_HIDDEN:
-			parse_hidden(&o, optarg);
+			parse_hidden("--hidden", optarg, o.hidden, &o.nhidden);
 			break;
 		case OPT_INIT:
 			o.init = optarg;
@@ -1051,6 +1276,9 @@ main(int argc, char **argv)
 			break;
 		case OPT_SCHEDULE:
 			parse_schedule(&o, optarg);
+			break;
+		case OPT_MODE:
+			o.dann = cli_choice("--mode", optarg, modes) == 1;
 			break;
 		case OPT_MOMENTUM:
 			o.oc.momentum = cli_double("--momentum", optarg, 0, 1);
@@ -1072,9 +1300,25 @@ main(int argc, char **argv)
 			o.patience = (size_t)cli_ll("--patience", optarg, 1,
 			    1000000);
 			break;
+		case OPT_PROTECT:
+			switch (cli_choice("--protect", optarg, protects)) {
+			case 0:
+				o.protect = PROTECT_SOURCE;
+				break;
+			case 1:
+				o.protect = PROTECT_TARGET;
+				break;
+			default:
+				o.protect = PROTECT_BOTH;
+				break;
+			}
+			break;
 		case OPT_SIGMA:
 			o.sigma = cli_double("--sigma", optarg, 0, 1e6);
 			o.has_sigma = 1;
+			break;
+		case OPT_TARGET:
+			o.target = optarg;
 			break;
 		case OPT_UNSAFE:
 			o.unsafe = 1;
@@ -1098,7 +1342,9 @@ main(int argc, char **argv)
 	if (argc > 1)
 		cli_usage_error("at most one input file");
 	memset(&t, 0, sizeof t);
+	memset(st, 0, sizeof st);
 	t.mode = check_mode(&o);
+	t.dann = o.dann;
 	if (o.unsafe) {
 		const char *env = getenv(UNSAFE_ENV);
 		if (env == NULL || strcmp(env, "1") != 0)
@@ -1119,9 +1365,18 @@ main(int argc, char **argv)
 		o.oc.lr = 0.001;
 	if (o.oc.nesterov && o.oc.momentum == 0)
 		cli_usage_error("--nesterov needs --momentum");
+	if (o.dann && o.init == NULL && o.nhidden == 0)
+		cli_usage_error("--mode dann needs a feature extractor: give "
+		    "--hidden (or an --init model with hidden layers)");
+	/* Which streams are clipped (and noised): the labelled one unless
+	 * --no-dp; in dann mode, the domains of --protect. */
+	src_dp = t.mode != MODE_NODP && (!o.dann ||
+	    (o.protect & PROTECT_SOURCE));
 
 	/* Open everything before computing. */
 	in = cli_open_in(argc ? argv[0] : NULL, &label);
+	if (o.target != NULL)
+		tfp = cli_open_in(o.target, &tlabel);
 	if (o.init != NULL)
 		ifp = cli_open_in(o.init, &ilabel);
 	if (o.val != NULL)
@@ -1131,8 +1386,6 @@ main(int argc, char **argv)
 	 * warning about noise. */
 	rng = t.mode == MODE_NODP ? sub_rng(&o, WORK_ITEM) :
 	    dpcli_rng(o.seed, WORK_ITEM);
-	if (t.mode == MODE_DP)
-		nrng = sub_rng(&o, WORK_ITEM "/noise");
 	if (t.mode == MODE_CLIP_ONLY)
 		cli_warn("--sigma 0: no noise: the model is NOT private");
 	if (o.unsafe)
@@ -1141,6 +1394,13 @@ main(int argc, char **argv)
 
 	read_data(&tr, in, label, 1);
 	cli_close_in(in);
+	if (tfp != NULL) {
+		read_data(&tg, tfp, tlabel, 0);
+		cli_close_in(tfp);
+		if (tg.d != tr.d)
+			cli_die(EX_DATAERR, "%s: %zu features, %s has %zu",
+			    tlabel, tg.d, label, tr.d);
+	}
 	if (ifp != NULL) {
 		struct ts_reader *r = cli_reader(ifp, ilabel);
 		struct tensor *ts = NULL;
@@ -1168,6 +1428,10 @@ main(int argc, char **argv)
 		if (o.has_classes && o.classes != model_classes(&m))
 			cli_usage_error("--classes %zu: the model of --init has "
 			    "%zu classes", o.classes, model_classes(&m));
+		if (o.dann && m.net.nlayers < 2)
+			cli_die(EX_DATAERR, "%s: --mode dann needs a model with "
+			    "hidden layers, not %s", ilabel,
+			    ts_meta_get(&initmeta, "model.arch"));
 		t.K = model_classes(&m);
 	} else {
 		size_t widths[NN_MAX_LAYERS + 1], nl = o.nhidden + 1;
@@ -1176,7 +1440,7 @@ main(int argc, char **argv)
 			t.K = o.classes;
 		else if (tr.label_names != NULL)
 			t.K = tr.nlabel_names;
-		else if (t.mode == MODE_NODP) {
+		else if (!src_dp) {
 			for (size_t i = 0; i < tr.n; i++)
 				if (tr.y[i] >= 0 && (size_t)tr.y[i] + 1 > t.K)
 					t.K = (size_t)tr.y[i] + 1;
@@ -1200,7 +1464,22 @@ main(int argc, char **argv)
 		    "least one must be trained", o.freeze, m.net.nlayers);
 	for (size_t l = 0; l < o.freeze; l++)
 		m.net.layer[l].frozen = 1;
-	if (t.mode == MODE_NODP)
+	t.np = m.nparam;
+	if (o.dann) {
+		/* F is every hidden layer, H the last layer; D's parameters
+		 * follow the model's in one vector. */
+		size_t end;
+		float *p;
+
+		if ((rc = nn_dann_init(&t.nets, &m.net, m.net.nlayers - 1,
+		    o.dh, o.ndh, m.nparam, &end)) != 0)
+			cli_usage_error("--domain-hidden: %s", nn_strerror(rc));
+		p = cli_reallocarray(m.param, end, sizeof *p);
+		memset(p + m.nparam, 0, (end - m.nparam) * sizeof *p);
+		m.param = p;
+		t.np = end;
+	}
+	if (!src_dp)
 		check_labels(&tr, t.K);
 	if (vfp != NULL) {
 		read_data(&va, vfp, vlabel, 1);
@@ -1212,140 +1491,173 @@ main(int argc, char **argv)
 		nn_zero_nonfinite_rows(va.X, va.n, va.d);
 		t.va = &va;
 	}
-	dataset = dpcli_dataset(&tr.meta, o.dataset, label);
-	if (t.va != NULL) {
-		char key[16 + LEDGER_MAX_NAME];
 
-		snprintf(key, sizeof key, "dp.raw.%s", dataset);
-		if (ts_meta_get(&va.meta, key) != NULL)
-			cli_die(EX_DATAERR, "%s: the validation data derives from "
-			    "the protected dataset %s (%s): it is not public",
-			    vlabel, dataset, key);
-	}
-	{
-		/* Non-finite rows are zero rows inside the mechanism; their
-		 * count is shown only without privacy. */
-		size_t z = nn_zero_nonfinite_rows(tr.X, tr.n, tr.d);
-		if (z && t.mode == MODE_NODP)
-			cli_warn("%zu rows with non-finite values were taken as "
-			    "zero rows", z);
-	}
-
-	/* The labelled stream and the privacy plan: q, steps, sigma, the
-	 * clip bound and the noise. */
+	/* The streams: their datasets, the parameters they reach, their
+	 * sampling rates. */
 	t.o = &o;
 	t.m = &m;
 	t.lo = m.net.layer[nn_first_trained(&m.net)].off;
-	t.hi = m.nparam;
-	t.st = &st;
-	t.nst = 1;
-	memset(&st, 0, sizeof st);
-	st.name = "labelled";
-	st.dt = &tr;
-	st.dp = t.mode != MODE_NODP;
-	st.batch = o.batch;
-	st.lo = t.lo;
-	st.hi = t.hi;
-	st.fwd_bwd = clf_fwd_bwd;
-	st.nnets = 1;
-	st.net[0] = &m.net;
-	st.ws[0] = &t.ws;
-	st.q = o.batch >= tr.n ? 1 : (double)o.batch / (double)tr.n;
-	if (st.dp) {
-		double expected = st.q * (double)tr.n, e;
+	t.hi = t.np;
+	t.st = st;
+	t.nst = o.dann ? 2 : 1;
+	st[0].name = o.dann ? "source" : "labelled";
+	st[0].dt = &tr;
+	st[0].dp = src_dp;
+	st[0].dataset = dpcli_dataset(&tr.meta, o.dataset, label);
+	st[0].nr = 1;
+	st[0].rlo[0] = t.lo;
+	st[0].rhi[0] = t.hi;
+	if (!o.dann) {
+		st[0].fwd_bwd = clf_fwd_bwd;
+		st[0].nnets = 1;
+		st[0].net[0] = &m.net;
+		st[0].ws[0] = &t.ws;
+	} else {
+		size_t fend = t.nets.head.layer[0].off;
 
-		if (tr.n > NN_MAX_RECORDS)
+		st[0].fwd_bwd = dann_fwd_bwd;
+		st[0].nnets = 3;
+		st[0].net[0] = &t.nets.feat;
+		st[0].net[1] = &t.nets.head;
+		st[0].net[2] = &t.nets.dom;
+		st[0].ws[0] = &st[0].dws.f;
+		st[0].ws[1] = &st[0].dws.h;
+		st[0].ws[2] = &st[0].dws.d;
+		/* Target rows reach the trained layers of F and all of D,
+		 * not H. */
+		st[1].name = "target";
+		st[1].dt = &tg;
+		st[1].dp = t.mode != MODE_NODP && (o.protect & PROTECT_TARGET);
+		st[1].domain = 1;
+		st[1].dataset = dpcli_dataset(&tg.meta, NULL, tlabel);
+		st[1].nr = 0;
+		if (t.lo < fend) {
+			st[1].rlo[st[1].nr] = t.lo;
+			st[1].rhi[st[1].nr++] = fend;
+		}
+		st[1].rlo[st[1].nr] = m.nparam;
+		st[1].rhi[st[1].nr++] = t.np;
+		st[1].fwd_bwd = dann_fwd_bwd;
+		st[1].nnets = 2;
+		st[1].net[0] = &t.nets.feat;
+		st[1].net[1] = &t.nets.dom;
+		st[1].ws[0] = &st[1].dws.f;
+		st[1].ws[1] = &st[1].dws.d;
+		if (strcmp(st[0].dataset, st[1].dataset) == 0)
+			cli_die(EX_DATAERR, "%s: the target rows belong to dataset "
+			    "%s, like the source rows of %s: --mode dann needs two "
+			    "datasets", tlabel, st[1].dataset, label);
+	}
+	for (size_t i = 0; i < t.nst; i++) {
+		struct stream *s = &st[i];
+
+		s->dim = 0;
+		for (size_t j = 0; j < s->nr; j++)
+			s->dim += s->rhi[j] - s->rlo[j];
+		s->batch = o.batch;
+		s->q = o.batch >= s->dt->n ? 1 :
+		    (double)o.batch / (double)s->dt->n;
+		s->sigma = o.sigma;
+		s->eps = -1;
+		if (s->dp && s->dt->n > NN_MAX_RECORDS)
 			cli_die(EX_DATAERR, "%s: %zu records exceed the DP-SGD "
-			    "limit of %llu", label, tr.n,
+			    "limit of %llu", s->dt->label, s->dt->n,
 			    (unsigned long long)NN_MAX_RECORDS);
-		e = round(1 / st.q);
+	}
+	zero_rows(&tr, st[0].dp);
+	if (o.dann)
+		zero_rows(&tg, st[1].dp);
+	/* Validation data must be public: not derived from any dataset
+	 * trained on here. */
+	if (t.va != NULL) {
+		for (size_t i = 0; i < t.nst; i++) {
+			char key[16 + LEDGER_MAX_NAME];
+
+			snprintf(key, sizeof key, "dp.raw.%s", st[i].dataset);
+			if (ts_meta_get(&va.meta, key) != NULL)
+				cli_die(EX_DATAERR, "%s: the validation data "
+				    "derives from the protected dataset %s (%s): "
+				    "it is not public", vlabel, st[i].dataset,
+				    key);
+		}
+	}
+
+	/* The length of training, from the labelled stream, and the privacy
+	 * plan of each protected stream: q, sigma, the noise scale. */
+	if (st[0].dp) {
+		double e = round(1 / st[0].q);
+
 		t.steps_per_epoch = e < 1 ? 1 : (uint64_t)e;
 		if (o.has_epochs) {
-			e = round(o.epochs / st.q);
+			e = round(o.epochs / st[0].q);
 			if (e > (double)MAX_STEPS)
 				cli_usage_error("--epochs %g: more than %llu "
 				    "steps", o.epochs,
 				    (unsigned long long)MAX_STEPS);
 			t.steps = e < 1 ? 1 : (uint64_t)e;
 		}
-		if (o.has_eps || t.mode == MODE_DP)
-			plan_dp(&t, &st, &o, &eps);
-		e = ceil(expected + 10 * sqrt(expected) + 16);
-		st.cap = e > CAP_MAX ? CAP_MAX : e < CAP_MIN ? CAP_MIN :
-		    (size_t)e;
-		if ((rc = nn_clip_plan(&st.clip, o.clip, expected, tr.n,
-		    st.cap)) != 0)
-			cli_die(EX_SOFTWARE, "clip plan: %s", nn_strerror(rc));
-		st.clip.unclipped = o.unsafe;
 	} else {
-		st.cap = o.batch < CAP_MIN ? CAP_MIN : o.batch > CAP_MAX ?
-		    CAP_MAX : o.batch;
+		double e;
+
+		t.steps_per_epoch = (tr.n + o.batch - 1) / o.batch;
+		e = ceil(o.epochs * (double)t.steps_per_epoch);
+		if (e > (double)MAX_STEPS)
+			cli_usage_error("--epochs %g: more than %llu steps",
+			    o.epochs, (unsigned long long)MAX_STEPS);
+		t.steps = (uint64_t)e;
 	}
-	if ((rc = nn_ws_init(&t.ws, &m.net, st.cap)) != 0)
+	for (size_t i = 0; i < t.nst; i++)
+		if (st[i].dp && (o.has_eps || t.mode == MODE_DP))
+			plan_dp(&t, &st[i], &o);
+	for (size_t i = 0; i < t.nst; i++)
+		stream_alloc(&t, &st[i], &o);
+	if ((rc = nn_ws_init(&t.ws, &m.net, st[0].cap)) != 0)
 		cli_die(EX_OSERR, "out of memory");
-	st.xb = cli_reallocarray(NULL, st.cap * tr.d, sizeof *st.xb);
-	st.yb = cli_reallocarray(NULL, st.cap, sizeof *st.yb);
-	st.sq = cli_reallocarray(NULL, st.cap, sizeof *st.sq);
-	st.wt = cli_reallocarray(NULL, st.cap, sizeof *st.wt);
-	st.idx = cli_reallocarray(NULL, tr.n, sizeof *st.idx);
-	t.grad = cli_calloc(m.nparam, sizeof *t.grad);
-	t.sum = cli_calloc(m.nparam, sizeof *t.sum);
+	t.grad = cli_calloc(t.np, sizeof *t.grad);
+	t.sum = cli_calloc(t.np, sizeof *t.sum);
 	if (t.va != NULL)
-		t.best = cli_reallocarray(NULL, m.nparam, sizeof *t.best);
-	if (st.dp && !m.net.layer[0].frozen) {
-		/* The rows of X never change: their norms (the first layer's
-		 * part of every ghost norm) are computed once. */
-		st.in_sq = cli_reallocarray(NULL, tr.n, sizeof *st.in_sq);
-		st.in_sqb = cli_reallocarray(NULL, st.cap, sizeof *st.in_sqb);
-		for (size_t i = 0; i < tr.n; i++)
-			st.in_sq[i] = nn_row_sqnorm(tr.X + i * tr.d, tr.d);
+		t.best = cli_reallocarray(NULL, t.np, sizeof *t.best);
+	for (size_t i = 0; i < t.nst && o.verbose; i++) {
+		if (!st[i].dp)
+			continue;
+		fprintf(stderr, "%s: %s: %zu records, q %.6g, %llu steps, "
+		    "sigma %.6g, clip %g (rows clipped at %.9g), noise sd "
+		    "%.6g\n", cli_prog(), st[i].name, st[i].dt->n, st[i].q,
+		    (unsigned long long)t.steps, st[i].sigma, o.clip,
+		    st[i].clip.clip_row, st[i].noise_std);
+		if (st[i].eps >= 0)
+			fprintf(stderr, "%s: (%.6g, %g)-DP for dataset %s\n",
+			    cli_prog(), st[i].eps, o.delta, st[i].dataset);
 	}
-	if (o.verbose && st.dp)
-		fprintf(stderr, "%s: %zu records, q %.6g, %llu steps, sigma "
-		    "%.6g, clip %g (rows clipped at %.9g), noise sd %.6g\n",
-		    cli_prog(), tr.n, st.q, (unsigned long long)t.steps,
-		    o.sigma, o.clip, st.clip.clip_row, st.noise_std);
-	if (o.verbose && eps >= 0)
-		fprintf(stderr, "%s: (%.6g, %g)-DP for dataset %s\n",
-		    cli_prog(), eps, o.delta, dataset);
 
 	/* Train: once, or --audit-repeat times from the same input. */
 	{
-		float *init = cli_reallocarray(NULL, m.nparam, sizeof *init);
+		float *init = cli_reallocarray(NULL, t.np, sizeof *init);
 		uint64_t runs = o.audit ? o.audit : 1;
-		int zero = m.net.nlayers == 1;
-		struct rng *nrngs[NOISE_STREAMS];
-		size_t nseg = 0;
+		int zero = m.net.nlayers == 1, thr = 0;
 
-		if (t.mode == MODE_DP) {
-			size_t dn = st.hi - st.lo;
-			int thr = dn >= THREAD_MIN && runs == 1;
+		for (size_t i = 0; i < t.nst && t.mode == MODE_DP; i++) {
+			char item[64];
 
-			/* A large model's noise comes from NOISE_STREAMS
-			 * workers, each with its own stream. */
-			nseg = thr ? NOISE_STREAMS : 1;
-			nrngs[0] = nrng;
-			for (size_t j = 1; j < nseg; j++) {
-				char item[64];
+			if (!st[i].dp)
+				continue;
+			if (o.dann)
 				snprintf(item, sizeof item, WORK_ITEM
-				    "/noise/%zu", j);
-				nrngs[j] = sub_rng(&o, item);
-			}
-			if ((rc = nn_noise_new(&st.noise, nrngs, nseg,
-			    st.noise_std, dn, o.exact, thr)) != 0)
-				cli_die(rc == NN_E_NOMEM ? EX_OSERR :
-				    EX_SOFTWARE, "noise: %s", nn_strerror(rc));
-			/* The noise workers take the other cores: more BLAS
-			 * threads would only oversubscribe them. */
-			if (thr)
-				la_set_threads(1);
+				    "/noise/%s", st[i].name);
+			else
+				snprintf(item, sizeof item, WORK_ITEM
+				    "/noise");
+			thr |= stream_noise(&st[i], &o, runs, item);
 		}
+		/* The noise workers take the other cores: more BLAS threads
+		 * would only oversubscribe them. */
+		if (thr)
+			la_set_threads(1);
 		if (o.audit)
-			all = cli_reallocarray(NULL, runs * m.nparam,
-			    sizeof *all);
-		memcpy(init, m.param, m.nparam * sizeof *init);
+			all = cli_reallocarray(NULL, runs * t.np, sizeof *all);
+		memcpy(init, m.param, t.np * sizeof *init);
 		for (uint64_t i = 0; i < runs; i++) {
-			struct rng *ri = rng, *ni = nrng;
+			struct rng *ri = rng, *ni = st[0].nrng[0];
 			char item[96];
 
 			if (o.audit && o.seed) {
@@ -1356,43 +1668,52 @@ main(int argc, char **argv)
 				    "/audit/%llu/noise", (unsigned long long)i);
 				ni = sub_rng(&o, item);
 			}
-			memcpy(m.param, init, m.nparam * sizeof *init);
+			memcpy(m.param, init, t.np * sizeof *init);
 			/* Logistic regression starts at 0 (a convex problem);
-			 * an MLP from He/Glorot weights; --init as given. */
+			 * an MLP from He/Glorot weights; --init as given.  A
+			 * domain classifier always starts afresh. */
 			if (o.init == NULL)
 				nn_init_params(&m.net, m.param, ri, zero);
-			if (st.noise != NULL && ni != nrng &&
-			    nn_noise_set_rng(st.noise, ni) != 0)
+			if (o.dann)
+				nn_init_params(&t.nets.dom, m.param, ri, 0);
+			if (st[0].noise != NULL && ni != st[0].nrng[0] &&
+			    nn_noise_set_rng(st[0].noise, ni) != 0)
 				cli_die(EX_SOFTWARE, "noise: threaded handle");
 			train(&t, ri, i, runs);
 			if (o.audit)
-				memcpy(all + i * m.nparam, m.param,
-				    m.nparam * sizeof *all);
+				memcpy(all + i * t.np, m.param,
+				    t.np * sizeof *all);
 			if (ri != rng)
 				rng_free(ri);
-			if (ni != nrng)
+			if (ni != st[0].nrng[0])
 				rng_free(ni);
 		}
 		if (o.audit)
 			cli_progress_done();
-		if (st.noise != NULL) {
-			tv = nn_noise_tv(st.noise);
-			nn_noise_free(st.noise);
-			st.noise = NULL;
+		for (size_t i = 0; i < t.nst; i++) {
+			if (st[i].noise != NULL) {
+				st[i].tv = nn_noise_tv(st[i].noise);
+				nn_noise_free(st[i].noise);
+				st[i].noise = NULL;
+			}
 		}
-		for (size_t j = 1; j < nseg; j++)
-			rng_free(nrngs[j]);
 		free(init);
 	}
 
-	/* The output: the model, then the stream metadata. */
+	/* The output: the model (and the domain classifier), then the
+	 * stream metadata. */
 	w = cli_writer(ofp, o.level);
 	if (o.audit)
 		write_audit(w, &m, all, o.audit);
-	else if ((rc = model_write(w, &m)) != 0)
+	else if ((rc = model_write(w, &m)) != 0 || (o.dann &&
+	    (rc = model_write_net(w, &t.nets.dom, m.param, "domain")) != 0))
 		cli_wdie(w, rc);
 	cli_inherit(&meta, &tr.meta, label);
 	cli_prov_input(&prov, nin++, label, tr.digest);
+	if (o.dann) {
+		cli_inherit(&meta, &tg.meta, tlabel);
+		cli_prov_input(&prov, nin++, tlabel, tg.digest);
+	}
 	if (o.init != NULL) {
 		inherit_side(&meta, &initmeta, ilabel);
 		cli_prov_input(&prov, nin++, ilabel, idigest);
@@ -1401,19 +1722,31 @@ main(int argc, char **argv)
 		inherit_side(&meta, &va.meta, vlabel);
 		cli_prov_input(&prov, nin++, vlabel, va.digest);
 	}
-	/* Rows of other datasets in X now feed an aggregate (the model). */
+	/* Rows of datasets that are not protected here now feed an
+	 * aggregate (the model): every raw mark but those of the protected
+	 * streams becomes aggregate, and so do the datasets of streams
+	 * trained without privacy (and all of them without noise or
+	 * clipping). */
 	for (size_t i = 0; i < meta.n; i++) {
 		const char *k = meta.kv[i].key;
-		if (strncmp(k, "dp.raw.", 7) == 0 && strcmp(k + 7, dataset) != 0
-		    && ledger_mark_raw(&meta, k + 7, LEDGER_AGGREGATE, err,
-		    sizeof err) != 0)
+		int prot = 0;
+
+		if (strncmp(k, "dp.raw.", 7) != 0)
+			continue;
+		for (size_t j = 0; j < t.nst; j++)
+			prot |= st[j].dp && strcmp(k + 7, st[j].dataset) == 0;
+		if (!prot && ledger_mark_raw(&meta, k + 7, LEDGER_AGGREGATE,
+		    err, sizeof err) != 0)
 			cli_die(EX_DATAERR, "%s: %s", label, err);
 	}
-	if (t.mode == MODE_DP)
-		record_release(&meta, rng, dataset, &t, &st, tv, eps);
-	if ((t.mode != MODE_DP || o.unsafe) && ledger_mark_raw(&meta, dataset,
-	    LEDGER_AGGREGATE, err, sizeof err) != 0)
-		cli_die(EX_DATAERR, "%s: %s", label, err);
+	for (size_t i = 0; i < t.nst; i++) {
+		if (st[i].dp && t.mode == MODE_DP)
+			record_release(&meta, rng, &t, &st[i]);
+		if ((!st[i].dp || t.mode != MODE_DP || o.unsafe) &&
+		    ledger_mark_raw(&meta, st[i].dataset, LEDGER_AGGREGATE, err,
+		    sizeof err) != 0)
+			cli_die(EX_DATAERR, "%s: %s", st[i].dt->label, err);
+	}
 	if (o.audit)
 		meta_num(&meta, "dp.audit", (double)o.audit);
 	if (model_put_meta(&m, &meta) != 0)
@@ -1434,20 +1767,44 @@ main(int argc, char **argv)
 	meta_num(&meta, "train.epochs_run", (double)t.epochs_run);
 	if (o.has_epochs)
 		meta_num(&meta, "train.epochs", o.epochs);
+	if (o.dann) {
+		char darch[MODEL_MAX_ARCH];
+		struct nn_model dm = { .net = t.nets.dom };
+
+		model_arch(&dm, darch, sizeof darch);
+		cli_meta_set(&meta, "train.adapt", "dann");
+		cli_meta_set(&meta, "train.protect", protect_name(o.protect));
+		cli_meta_set(&meta, "train.domain_arch", darch);
+		meta_num(&meta, "train.grl_max", o.grl_max);
+		meta_num(&meta, "train.steps", (double)t.steps);
+	}
 	if (t.mode != MODE_NODP) {
-		meta_num(&meta, "train.q", st.q);
 		meta_num(&meta, "train.steps", (double)t.steps);
 		meta_num(&meta, "train.clip", o.clip);
-		meta_num(&meta, "train.sigma", o.sigma);
 	}
-	if (t.mode == MODE_DP) {
-		meta_num(&meta, "train.noise_std", st.noise_std);
-		cli_meta_set(&meta, "train.noise", o.exact ? "exact" : "fast");
-		if (eps >= 0) {
-			meta_num(&meta, "train.epsilon", eps);
-			meta_num(&meta, "train.delta", o.delta);
+	for (size_t i = 0; i < t.nst; i++) {
+		const struct stream *s = &st[i];
+		char pre[32];
+
+		if (!s->dp)
+			continue;
+		/* A classifier's keys have no stream part. */
+		snprintf(pre, sizeof pre, "train.%s%s", o.dann ? s->name : "",
+		    o.dann ? "." : "");
+		if (o.dann)
+			meta_key(&meta, pre, "dataset", s->dataset);
+		meta_knum(&meta, pre, "q", s->q);
+		meta_knum(&meta, pre, "sigma", s->sigma);
+		if (t.mode == MODE_DP) {
+			meta_knum(&meta, pre, "noise_std", s->noise_std);
+			if (s->eps >= 0) {
+				meta_knum(&meta, pre, "epsilon", s->eps);
+				meta_knum(&meta, pre, "delta", o.delta);
+			}
 		}
 	}
+	if (t.mode == MODE_DP)
+		cli_meta_set(&meta, "train.noise", o.exact ? "exact" : "fast");
 	if (t.va != NULL) {
 		meta_num(&meta, "train.best_epoch", (double)t.best_epoch);
 		meta_num(&meta, "train.val_accuracy", t.best_acc);
@@ -1465,25 +1822,21 @@ main(int argc, char **argv)
 	cli_out_commit();
 
 	nn_ws_free(&t.ws);
-	free(st.xb);
-	free(st.yb);
-	free(st.sq);
-	free(st.wt);
-	free(st.idx);
-	free(st.in_sq);
-	free(st.in_sqb);
+	for (size_t i = 0; i < t.nst; i++)
+		stream_free(&st[i]);
 	free(t.grad);
 	free(t.sum);
 	free(t.best);
 	free(all);
 	model_free(&m);
 	data_free(&tr);
+	if (o.dann)
+		data_free(&tg);
 	if (t.va != NULL)
 		data_free(&va);
 	ts_meta_free(&meta);
 	ts_meta_free(&prov);
 	ts_meta_free(&initmeta);
 	rng_free(rng);
-	rng_free(nrng);
 	return 0;
 }

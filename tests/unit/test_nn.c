@@ -771,12 +771,313 @@ test_model(void)
 	model_free(&m);
 }
 
+/* ---- domain-adversarial training ---- */
+
+#define ND 6
+
+/* A net of F's layers followed by D's (the domain loss's path). */
+static void
+concat_nets(struct nn_net *out, const struct nn_net *a, const struct nn_net *b)
+{
+	memset(out, 0, sizeof *out);
+	for (size_t l = 0; l < a->nlayers; l++)
+		out->layer[out->nlayers++] = a->layer[l];
+	for (size_t l = 0; l < b->nlayers; l++)
+		out->layer[out->nlayers++] = b->layer[l];
+}
+
+/* A classifier 5-6-4-3 split into F (5-6-4) and H (4-3), and D 4-5-2,
+ * in one parameter vector *param of *np values. */
+static void
+dann_setup(struct nn_model *m, struct nn_dann *d, float **param, size_t *np)
+{
+	static const size_t w[] = { 5, 6, 4, 3 }, dh[] = { 5 };
+
+	if (model_init(m, w, 3) != 0 ||
+	    nn_dann_init(d, &m->net, 2, dh, 1, m->nparam, np) != 0 ||
+	    (*param = calloc(*np, sizeof **param)) == NULL)
+		abort();
+}
+
+/* Every example's whole contribution (F, D, and H for source rows) at
+ * weight wt[i] (NULL: 1) into c (ND x np), from the workspaces of the
+ * last nn_dann_fwd_bwd. */
+static void
+dann_contribs(const struct nn_dann *d, const struct nn_dann_ws *ws,
+    int labelled, size_t n, const double *wt, size_t np, double *c)
+{
+	memset(c, 0, n * np * sizeof *c);
+	for (size_t i = 0; i < n; i++) {
+		double w = wt ? wt[i] : 1;
+
+		nn_clip_contrib(&d->feat, &ws->f, i, w, c + i * np);
+		if (labelled)
+			nn_clip_contrib(&d->head, &ws->h, i, w, c + i * np);
+		nn_clip_contrib(&d->dom, &ws->d, i, w, c + i * np);
+	}
+}
+
+static void
+test_dann_gradients(void)
+{
+	struct nn_model m;
+	struct nn_dann d;
+	struct nn_dann_ws ws;
+	struct nn_net ny, nd;
+	struct rng *r = seeded("dann");
+	float *param, x[ND * 5];
+	int32_t y[ND];
+	double lambda = 0.7, *p, *c, worst = 0, worst_norm = 0, rev = 0;
+	double worst_loss = 0, ly, ld, kk;
+	size_t np, checked = 0, skipped = 0, fend, dlo;
+
+	dann_setup(&m, &d, &param, &np);
+	fend = d.head.layer[0].off;
+	dlo = d.dom.layer[0].off;
+	concat_nets(&ny, &d.feat, &d.head);
+	concat_nets(&nd, &d.feat, &d.dom);
+	for (size_t j = 0; j < np; j++)
+		param[j] = (float)unif(r, 1);
+	p = calloc(np, sizeof *p);
+	c = calloc(ND * np, sizeof *c);
+	for (size_t j = 0; j < np; j++)
+		p[j] = param[j];
+	if (nn_dann_ws_init(&ws, &d, ND) != 0)
+		abort();
+	for (int dom = 0; dom < 2; dom++) {
+		double sq[ND] = { 0 }, sly = 0, sld = 0;
+
+		for (size_t i = 0; i < ND * 5; i++)
+			x[i] = (float)unif(r, 1);
+		for (size_t i = 0; i < ND; i++)
+			y[i] = (int32_t)rng_uniform_below(r, 3);
+		ly = nn_dann_fwd_bwd(&d, param, &ws, x, dom ? NULL : y, ND,
+		    dom, lambda, &ld);
+		nn_sqnorms(&d.feat, &ws.f, sq);
+		if (!dom)
+			nn_sqnorms(&d.head, &ws.h, sq);
+		nn_sqnorms(&d.dom, &ws.d, sq);
+		dann_contribs(&d, &ws, !dom, ND, NULL, np, c);
+		for (size_t i = 0; i < ND; i++) {
+			double xd[5], k1, k2, nrm = 0, *ci = c + i * np;
+
+			for (size_t j = 0; j < np; j++)
+				nrm += ci[j] * ci[j];
+			if (fabs(nrm - sq[i]) / (1 + sq[i]) > worst_norm)
+				worst_norm = fabs(nrm - sq[i]) / (1 + sq[i]);
+			for (size_t j = 0; j < 5; j++)
+				xd[j] = x[i * 5 + j];
+			sly += ref_loss(&ny, p, xd, y[i], &k1);
+			sld += ref_loss(&nd, p, xd, dom, &k2);
+			if (k1 < 1e-3 || k2 < 1e-3) {
+				skipped++;
+				continue;
+			}
+			for (size_t j = 0; j < np; j++) {
+				double sv = p[j], gy, gd, want;
+
+				p[j] = sv + 1e-5;
+				gy = ref_loss(&ny, p, xd, y[i], &kk);
+				gd = ref_loss(&nd, p, xd, dom, &kk);
+				p[j] = sv - 1e-5;
+				gy -= ref_loss(&ny, p, xd, y[i], &kk);
+				gd -= ref_loss(&nd, p, xd, dom, &kk);
+				p[j] = sv;
+				gy /= 2e-5;
+				gd /= 2e-5;
+				/* F: label gradient minus lambda times the domain
+				 * gradient (the GRL); H: the label gradient of
+				 * source rows only; D: the domain gradient. */
+				if (j < fend) {
+					want = (dom ? 0 : gy) - lambda * gd;
+					if (fabs(lambda * gd) > rev)
+						rev = fabs(lambda * gd);
+				} else if (j < dlo) {
+					want = dom ? 0 : gy;
+				} else {
+					want = gd;
+				}
+				if (fabs(ci[j] - want) / (1 + fabs(want)) > worst)
+					worst = fabs(ci[j] - want) /
+					    (1 + fabs(want));
+				checked++;
+			}
+		}
+		if (fabs(ly - (dom ? 0 : sly)) + fabs(ld - sld) > worst_loss)
+			worst_loss = fabs(ly - (dom ? 0 : sly)) + fabs(ld - sld);
+	}
+	ok(skipped <= 3 && checked > 0 && worst <= 1e-4, "DANN: the "
+	    "per-example gradients through the gradient reversal layer match "
+	    "finite differences: F gets dLy - lambda dLd, H dLy, D dLd (worst "
+	    "%.3g, %zu checked, %zu skipped)", worst, checked, skipped);
+	ok(rev > 1e-2, "DANN: the reversed part is checked with power "
+	    "(largest lambda dLd/dF %.3g; a wrong sign would be off by twice "
+	    "that)", rev);
+	ok(worst_norm <= 1e-5, "DANN: ghost norms over F, H and D equal the "
+	    "norms of the materialised joint gradients (worst %.3g)",
+	    worst_norm);
+	ok(worst_loss <= 1e-4, "DANN: the label and domain losses are the "
+	    "reference's (error %.3g)", worst_loss);
+	ok(nn_grl_lambda(0, 2) == 0 &&
+	    fabs(nn_grl_lambda(0.5, 1) - (2 / (1 + exp(-5.0)) - 1)) < 1e-15 &&
+	    fabs(nn_grl_lambda(1, 2) - 2 * (2 / (1 + exp(-10.0)) - 1)) <
+	    1e-15 && nn_grl_lambda(7, 1) < 1,
+	    "Ganin's schedule: lambda_p = max (2 / (1 + exp(-10 p)) - 1)");
+	{
+		struct nn_dann bad;
+		size_t e;
+		ok(nn_dann_init(&bad, &m.net, 0, NULL, 0, 0, &e) == NN_E_RANGE &&
+		    nn_dann_init(&bad, &m.net, 3, NULL, 0, 0, &e) ==
+		    NN_E_RANGE, "nn_dann_init refuses a split with no feature "
+		    "extractor or no head");
+	}
+	nn_dann_ws_free(&ws);
+	model_free(&m);
+	free(param);
+	free(p);
+	free(c);
+	rng_free(r);
+}
+
+/* The clipped sum of a stream's rows over all the nets they reach. */
+static void
+dann_clipped_sum(const struct nn_clip *cp, const struct nn_dann *d,
+    const float *param, struct nn_dann_ws *ws, float *x, const int32_t *y,
+    size_t n, int dom, double *sum, size_t np, double *wt)
+{
+	double sq[NC] = { 0 };
+
+	memset(sum, 0, np * sizeof *sum);
+	nn_dann_fwd_bwd(d, param, ws, x, dom ? NULL : y, n, dom, 0.8, NULL);
+	nn_sqnorms(&d->feat, &ws->f, sq);
+	if (!dom)
+		nn_sqnorms(&d->head, &ws->h, sq);
+	nn_sqnorms(&d->dom, &ws->d, sq);
+	nn_clip_weights(cp, sq, n, wt);
+	if (nn_clip_sum(cp, &d->feat, &ws->f, wt, n, sum) != 0 ||
+	    (!dom && nn_clip_sum(cp, &d->head, &ws->h, wt, n, sum) != 0) ||
+	    nn_clip_sum(cp, &d->dom, &ws->d, wt, n, sum) != 0)
+		abort();
+}
+
+static void
+test_dann_clipping(void)
+{
+	static const double scale[NC] = { 1, 1, 1, 1e3, 30, 100, 1, 1, 1,
+		-1e4, 1e-30, 3 };
+	struct nn_model m;
+	struct nn_dann d;
+	struct nn_dann_ws ws;
+	struct nn_clip cp;
+	struct rng *r = seeded("dann clip");
+	float *param, x[NC * 5], xc[NC * 5];
+	int32_t y[NC];
+	double C = 0.5, wt[NC], *c, *sum, *sum2, joint[2] = { 0 };
+	double group[2] = { 0 }, sens[2] = { 0 };
+	size_t np;
+
+	dann_setup(&m, &d, &param, &np);
+	nn_init_params(&m.net, param, r, 0);
+	nn_init_params(&d.dom, param, r, 0);
+	if (nn_dann_ws_init(&ws, &d, NC) != 0 ||
+	    nn_clip_plan(&cp, C, NC, 100, NC) != 0)
+		abort();
+	c = calloc(NC * np, sizeof *c);
+	sum = calloc(np, sizeof *sum);
+	sum2 = calloc(np, sizeof *sum2);
+	for (int dom = 0; dom < 2; dom++) {
+		double sq[NC] = { 0 };
+		const struct nn_net *nets[3] = { &d.feat, &d.dom, &d.head };
+		const struct nn_ws *wss[3] = { &ws.f, &ws.d, &ws.h };
+
+		for (size_t i = 0; i < NC; i++) {
+			y[i] = (int32_t)rng_uniform_below(r, 3);
+			for (size_t j = 0; j < 5; j++)
+				x[i * 5 + j] = (float)(unif(r, 1) * scale[i]);
+		}
+		/* The sound rule: one norm over every net the example
+		 * reaches. */
+		memcpy(xc, x, sizeof x);
+		nn_dann_fwd_bwd(&d, param, &ws, xc, dom ? NULL : y, NC, dom,
+		    0.8, NULL);
+		for (size_t k = 0; k < (dom ? 2u : 3u); k++)
+			nn_sqnorms(nets[k], wss[k], sq);
+		nn_clip_weights(&cp, sq, NC, wt);
+		dann_contribs(&d, &ws, !dom, NC, wt, np, c);
+		for (size_t i = 0; i < NC; i++)
+			if (l2(c + i * np, np) > joint[dom])
+				joint[dom] = l2(c + i * np, np);
+		/* The paper's rule: each parameter group clipped to C by
+		 * itself. */
+		memset(c, 0, NC * np * sizeof *c);
+		for (size_t k = 0; k < (dom ? 2u : 3u); k++) {
+			double sqk[NC] = { 0 }, wk[NC];
+
+			nn_sqnorms(nets[k], wss[k], sqk);
+			nn_clip_weights(&cp, sqk, NC, wk);
+			for (size_t i = 0; i < NC; i++)
+				nn_clip_contrib(nets[k], wss[k], i, wk[i],
+				    c + i * np);
+		}
+		for (size_t i = 0; i < NC; i++)
+			if (l2(c + i * np, np) > group[dom])
+				group[dom] = l2(c + i * np, np);
+		/* Sensitivity of the whole clipped sum: the batch with and
+		 * without each row. */
+		for (size_t out = 0; out < NC; out++) {
+			float xa[NC * 5], xb[NC * 5];
+			int32_t ya[NC], yb[NC];
+			double dd = 0;
+			size_t k = 0;
+
+			for (size_t i = 0; i < NC; i++) {
+				memcpy(xa + 5 * i, x + 5 * i, 5 * sizeof *x);
+				ya[i] = y[i];
+				if (i != out) {
+					memcpy(xb + 5 * k, x + 5 * i,
+					    5 * sizeof *x);
+					yb[k++] = y[i];
+				}
+			}
+			dann_clipped_sum(&cp, &d, param, &ws, xa, ya, NC, dom,
+			    sum, np, wt);
+			dann_clipped_sum(&cp, &d, param, &ws, xb, yb, NC - 1,
+			    dom, sum2, np, wt);
+			for (size_t j = 0; j < np; j++)
+				dd += (sum[j] - sum2[j]) * (sum[j] - sum2[j]);
+			if (sqrt(dd) > sens[dom])
+				sens[dom] = sqrt(dd);
+		}
+	}
+	ok(joint[0] <= C && joint[0] > 0.9 * C && joint[1] <= C &&
+	    joint[1] > 0.9 * C, "DANN with huge outliers: every source "
+	    "example's joint contribution to F, H and D, and every target "
+	    "example's to F and D, has norm <= C (largest %.17g and %.17g, "
+	    "C = %g)", joint[0], joint[1], C);
+	ok(sens[0] <= C && sens[1] <= C, "DANN: removing any one row moves "
+	    "the clipped sum over all nets by at most C (%.17g, %.17g)",
+	    sens[0], sens[1]);
+	ok(group[0] > 1.2 * C && group[1] > 1.2 * C, "clipping each "
+	    "parameter group to C by itself (paper 000) lets one example move "
+	    "the sum by more than C (%.3g and %.3g): the joint rule is needed",
+	    group[0], group[1]);
+	nn_dann_ws_free(&ws);
+	model_free(&m);
+	free(param);
+	free(c);
+	free(sum);
+	free(sum2);
+	rng_free(r);
+}
+
 int
 main(void)
 {
 	test_gradients();
 	test_softmax();
 	test_clipping();
+	test_dann_gradients();
+	test_dann_clipping();
 	test_noise();
 	test_poisson();
 	test_zero_rows();
