@@ -13,7 +13,7 @@ SHELL := bash
 
 PREFIX ?= /usr/local
 CC ?= cc
-TOOLS := featurize tns rdp-account psdshrink coral-align covest dpsgd-train predict teacher-vote
+TOOLS := featurize tns rdp-account psdshrink coral-align covest dpsgd-train predict teacher-vote gmm-fit
 LIB_SRC := $(wildcard lib/*.c)
 LIB_HDR := $(wildcard lib/*.h)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -113,8 +113,8 @@ install: all ## install tools and man pages under PREFIX
 	install -m 644 man/tensor-stream.5 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 644 man/privada.7 $(DESTDIR)$(PREFIX)/share/man/man7
 
-run: deps all ## the main job: a demo on shipped data
-	$(MAKE) -C pipelines/demo
+run: deps all ## the main job: the PRIMA experiment (pipelines/prima, a few minutes)
+	$(MAKE) -C pipelines/prima
 
 lint: ## mandoc -Tlint on every man page
 	mandoc -Tlint -W warning man/*.[157]

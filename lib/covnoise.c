@@ -36,28 +36,40 @@ covnoise_draw(struct rng *r, double sigma, int64_t *k, size_t n)
 	return rc;
 }
 
+/* v rounded to the nearest integer, ties to even (v finite): adding and
+ * subtracting 2^52 rounds in the default rounding mode, since every
+ * double of magnitude at least 2^52 is an integer. */
+static double
+round_even(double v)
+{
+	if (v >= 0)
+		return v < 0x1p52 ? (v + 0x1p52) - 0x1p52 : v;
+	return v > -0x1p52 ? (v - 0x1p52) + 0x1p52 : v;
+}
+
 int
 covnoise_apply(double *x, size_t n, double sigma, const int64_t *k)
 {
+	double up, down;
 	int rc, e;
 
 	if ((rc = grid_of(sigma, &e)) != 0)
 		return rc;
+	/* Scaling by the powers of two 2^-e and 2^e is exact, or rounds
+	 * as ldexp does (the products are correctly rounded). */
+	down = ldexp(1.0, -e);
+	up = ldexp(1.0, e);
 	for (size_t i = 0; i < n; i++) {
-		double v, f, d;
+		double v;
 		int64_t sum;
 
 		if (isnan(x[i]))
 			return NOISE_E_RANGE;
-		/* x / 2^e is exact (or underflows far below 1/2). */
-		v = fmin(fmax(ldexp(x[i], -e), -0x1p61), 0x1p61);
-		f = floor(v);
-		d = v - f;
-		if (d > 0.5 || (d == 0.5 && fmod(f, 2.0) != 0))
-			f += 1;
-		if (__builtin_add_overflow((int64_t)f, k[i], &sum))
+		v = x[i] * down;
+		v = v < -0x1p61 ? -0x1p61 : v > 0x1p61 ? 0x1p61 : v;
+		if (__builtin_add_overflow((int64_t)round_even(v), k[i], &sum))
 			return NOISE_E_OVERFLOW;
-		x[i] = ldexp((double)sum, e);
+		x[i] = (double)sum * up;
 	}
 	return 0;
 }

@@ -147,3 +147,31 @@ la_blas_threads(void)
 {
 	return openblas_get_num_threads();
 }
+
+/* ---- gmm-fit ---- */
+
+void
+la_gemm_ld(int ta, int tb, size_t m, size_t n, size_t k, double alpha,
+    const double *A, size_t lda, const double *B, size_t ldb, double beta,
+    double *C, size_t ldc)
+{
+	if (m == 0 || n == 0)
+		return;
+	if (k == 0) {		/* BLAS refuses lda = 0: scale C here */
+		for (size_t i = 0; i < m; i++)
+			for (size_t j = 0; j < n; j++)
+				C[i * ldc + j] = beta == 0 ? 0 :
+				    beta * C[i * ldc + j];
+		return;
+	}
+	cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+	    tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, A,
+	    (int)lda, B, (int)ldb, beta, C, (int)ldc);
+}
+
+int
+la_tri_inv_upper(size_t d, double *U)
+{
+	return LAPACKE_dtrtri(LAPACK_ROW_MAJOR, 'U', 'N', (lapack_int)d, U,
+	    (lapack_int)d);
+}

@@ -68,4 +68,16 @@ void la_set_threads(int n);
  * its default), so a tool can leave them the cores and use the rest. */
 int la_blas_threads(void);
 
+/* ---- gmm-fit ---- */
+
+/* la_gemm with the row strides lda, ldb, ldc of A, B and C as stored
+ * (DGEMM).  Nothing is done when m or n is 0; k = 0 scales C by beta. */
+void la_gemm_ld(int ta, int tb, size_t m, size_t n, size_t k, double alpha,
+    const double *A, size_t lda, const double *B, size_t ldb, double beta,
+    double *C, size_t ldc);
+
+/* Inverse of the upper triangular d x d matrix U in place (DTRTRI).
+ * @return 0 or the LAPACK info value (> 0: U is singular). */
+int la_tri_inv_upper(size_t d, double *U);
+
 #endif

@@ -100,7 +100,15 @@ setup() {
 	refute_output
 	run -64 --separate-stderr covest --sigma 1 --clip 1 --subspaces blocks x.tns
 	refute_output
-	[[ $stderr == "covest: invalid --subspaces 'blocks': expected none, random:M or select[:K]"* ]]
+	[[ $stderr == "covest: invalid --subspaces 'blocks': expected none, random:M[:SEED], from:FILE or select[:K]"* ]]
+	run -64 --separate-stderr covest --sigma 1 --clip 1 --subspaces random:2:-1 x.tns
+	refute_output
+	[[ $stderr == "covest: invalid --subspaces 'random:2:-1': SEED must be an unsigned 64-bit integer"* ]]
+	run -64 --separate-stderr covest --sigma 1 --clip 1 --subspaces random:0:1 x.tns
+	[[ $stderr == "covest: invalid --subspaces 'random:0:1': M must be an integer from 1 to 16384"* ]]
+	run -64 --separate-stderr covest --sigma 1 --clip 1 --subspaces from:- x.tns
+	refute_output
+	[[ $stderr == "covest: invalid --subspaces 'from:-': from: needs a file, not stdin"* ]]
 	run -64 --separate-stderr covest --epsilon 1 --delta 1 --clip 1 x.tns
 	refute_output
 }
@@ -261,6 +269,131 @@ T2 = load("o2.tns")[0]
 assert any((T2["subspace/%d" % i].shape != idx[i].shape or
             (T2["subspace/%d" % i] != idx[i]).any()) for i in range(4))
 EOF
+}
+
+# partition FILE: the blocks of a covest stream, as a Python list of lists.
+partition() {
+	$PY -c 'import sys
+from load import *
+T = load(sys.argv[1])[0]
+n = len([k for k in T if k.startswith("subspace/")])
+print([list(map(int, T["subspace/%d" % i])) for i in range(n)])' "$1"
+}
+
+@test "covest --subspaces random:M:SEED draws one public partition for every input" {
+	# No --seed: the noise is private, only the partition is fixed.
+	covest -q --sigma 1 --clip 4 --subspaces random:3:17 p8.tns > a.tns
+	covest -q --sigma 1 --clip 4 --subspaces random:3:17 pub.tns > b.tns
+	covest -q --sigma 0 --clip 4 --subspaces random:3 -S 17 p8.tns > c.tns 2> /dev/null
+	covest -q --sigma 1 --clip 4 --subspaces random:3:18 p8.tns > d.tns
+	pa=$(partition a.tns)
+	[ "$(partition b.tns)" = "$pa" ]
+	[ "$(partition c.tns)" = "$pa" ]	# as --seed 17 draws it
+	[ "$(partition d.tns)" != "$pa" ]
+	$PY - "$pa" <<'EOF'
+import sys
+from load import *
+p = eval(sys.argv[1])
+assert sorted(map(len, p)) == [2, 3, 3] and sorted(sum(p, [])) == list(range(8))
+T, M, S, E = load("a.tns")
+assert E["seeded"] == "false" and S["cov.subspaces"] == "random:3:17", (E, S)
+EOF
+}
+
+@test "covest --subspaces from:FILE releases the blocks of another stream" {
+	covest -q --epsilon 1 --delta 1e-5 --clip 4 --subspaces random:3:5 pub.tns > src.tns
+	psdshrink -q src.tns > src.psd.tns
+	covest -q --sigma 0 --clip 4 --subspaces from:src.psd.tns p8.tns > t0.tns 2> /dev/null
+	covest -q --epsilon 1 --delta 1e-5 --clip 4 --subspaces from:src.psd.tns p8.tns > t1.tns
+	[ "$(partition t0.tns)" = "$(partition src.tns)" ]
+	[ "$(partition t1.tns)" = "$(partition src.tns)" ]
+	$PY - "$FX/priv8.csv" <<'EOF'
+import sys
+from load import *
+T, M, S, E = load("t0.tns")
+c = clip(X(sys.argv[1], 0), 4)
+C, m = np.cov(c, rowvar=False, bias=True), c.mean(0)
+for i in range(3):
+    ix = T["subspace/%d" % i]
+    assert rel(T["cov/%d" % i], C[np.ix_(ix, ix)]) < 1e-10
+    assert rel(T["mean/%d" % i], m[ix]) < 1e-10
+assert S["cov.subspaces"] == "from:src.psd.tns"
+# The source's release comes along with its partition.
+ids = lambda S: {k.split(".")[2] for k in S if k.startswith("dp.release.")}
+src, t1 = ids(load("src.tns")[2]), ids(load("t1.tns")[2])
+assert len(src) == 1 and len(t1) == 2 and src < t1, (src, t1)
+EOF
+	# ... and is composed once: pub spends epsilon 1, not 2.
+	run -0 --separate-stderr rdp-account ledger --format tsv --delta 1e-5 src.tns t1.tns
+	[ "$(awk -F '\t' '$1 == "pub" { print $2 }' <<< "$output")" = 1 ]
+	awk -F '\t' '$1 == "pub" || $1 == "priv" { n++; if ($3 > 1 + 1e-9) bad = 1 }
+	    END { exit bad || n != 2 }' <<< "$output"
+}
+
+@test "covest --subspaces from: keeps a partition's order and may leave features out" {
+	$PY -c 'import numpy as np
+np.save("s0.npy", np.array([5, 1, 3], dtype=np.int64))
+np.save("s1.npy", np.array([0, 6], dtype=np.int64))'
+	tns from-npy --name subspace/0 s0.npy > s0.tns
+	tns from-npy --name subspace/1 s1.npy > s1.tns
+	tns cat s0.tns s1.tns > part.tns
+	covest -q --sigma 0 --clip 4 --subspaces from:part.tns p8.tns > o.tns 2> /dev/null
+	$PY - "$FX/priv8.csv" <<'EOF'
+import sys
+from load import *
+T, M, S, E = load("o.tns")
+assert sorted(T) == ["count", "cov/0", "cov/1", "mean/0", "mean/1",
+                     "subspace/0", "subspace/1"], sorted(T)
+c = clip(X(sys.argv[1], 0), 4)
+C = np.cov(c, rowvar=False, bias=True)
+for i, ix in enumerate(([5, 1, 3], [0, 6])):
+    assert list(T["subspace/%d" % i]) == ix
+    assert rel(T["cov/%d" % i], C[np.ix_(ix, ix)]) < 1e-10
+    assert (T["cov/%d" % i] == T["cov/%d" % i].T).all()
+EOF
+}
+
+# mkpart OUT DTYPE BLOCK...: a stream of subspace/<i> tensors, one per
+# BLOCK (comma-separated indices), of numpy dtype DTYPE.
+mkpart() {
+	local out=$1 dt=$2 i=0 b
+	shift 2
+	for b in "$@"; do
+		$PY -c "import numpy as np; np.save('b.npy', np.array([$b], dtype=np.$dt))"
+		tns from-npy --name "subspace/$i" b.npy > "b$i.tns"
+		i=$((i + 1))
+	done
+	tns cat $(seq -f 'b%g.tns' 0 $((i - 1))) > "$out"
+}
+
+@test "covest --subspaces from: refuses blocks that do not fit the input" {
+	mkpart wide.tns int64 0,1 2,8
+	run -65 --separate-stderr covest --sigma 1 --clip 1 --subspaces from:wide.tns p8.tns
+	refute_output
+	[ "$stderr" = "covest: wide.tns: subspace/1 names feature 8, but X has 8 columns" ]
+	mkpart twice.tns int64 0,1 1,2
+	run -65 --separate-stderr covest --sigma 1 --clip 1 --subspaces from:twice.tns p8.tns
+	refute_output
+	[ "$stderr" = "covest: twice.tns: feature 1 is in two subspaces" ]
+	mkpart f64.tns float64 0,1
+	run -65 --separate-stderr covest --sigma 1 --clip 1 --subspaces from:f64.tns p8.tns
+	refute_output
+	[ "$stderr" = "covest: f64.tns: tensor 'subspace/0' is f64 with 1 dimensions: expected an i64 vector of columns" ]
+	mkpart gap.tns int64 0 1 2
+	tns pick -i gap.tns -o gap2.tns 'subspace/0' 'subspace/2'
+	run -65 --separate-stderr covest --sigma 1 --clip 1 --subspaces from:gap2.tns p8.tns
+	refute_output
+	[[ $stderr == "covest: gap2.tns: no tensor 'subspace/1'"* ]]
+	run -65 --separate-stderr covest --sigma 1 --clip 1 --subspaces from:pub.tns p8.tns
+	refute_output
+	[ "$stderr" = "covest: pub.tns: no subspace/<i> tensor (expected a covest or psdshrink stream)" ]
+	# The partition of a wider input: p8's 8 features, x's 6 columns.
+	covest -q --sigma 1 --clip 4 --subspaces random:2:3 p8.tns > p8.cov.tns
+	run -65 --separate-stderr covest --sigma 1 --clip 4 --subspaces from:p8.cov.tns x.tns
+	refute_output
+	[[ $stderr == "covest: p8.cov.tns: subspace/"[01]" names feature "[67]", but X has 6 columns" ]]
+	run -66 --separate-stderr covest --sigma 1 --clip 1 --subspaces from:no-such.tns p8.tns
+	refute_output
 }
 
 @test "covest maps rows with non-finite values to zero rows" {

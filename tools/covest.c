@@ -5,9 +5,11 @@
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,6 +17,7 @@
 #include "cli.h"
 #include "covnoise.h"
 #include "dpcli.h"
+#include "jgauss.h"
 #include "la.h"
 #include "ledger.h"
 #include "noise.h"
@@ -28,6 +31,7 @@
 #define CHUNK_ELEMS (1u << 23)		/* doubles of rows per SYRK call */
 #define CHUNK_MIN 256			/* ... but at least this many rows */
 #define CHUNK_MAX 4096			/* ... and at most */
+#define CHUNK_FIRST 256			/* rows of the first chunk (see accumulate) */
 #define NOISE_CHUNK (1u << 18)		/* values noised with one rng */
 #define MAX_THREADS 8			/* noise workers */
 #define CLIP_MIN 1e-50			/* --clip range: C^2 stays normal */
@@ -44,7 +48,7 @@ static const char *const part_name[NPARTS] = { "cov", "sum", "count" };
 /* Default budget split of the parts released (renormalised over them). */
 static const double default_split[NPARTS] = { 0.8, 0.1, 0.1 };
 
-enum { SUB_NONE, SUB_RANDOM, SUB_SELECT };
+enum { SUB_NONE, SUB_RANDOM, SUB_SELECT, SUB_FROM };
 enum { MEAN_RELEASED, MEAN_ZERO, MEAN_FILE };
 enum { CAL_RDP, CAL_AGM };
 
@@ -56,10 +60,11 @@ enum {
 
 struct opts {
 	const char *output, *level, *seed, *tensor, *dataset, *select_on;
-	const char *mean_file, *subspaces_arg;
+	const char *mean_file, *subspaces_arg, *from_file;
 	int force, quiet, verbose, relation, mean, subspaces, calibration;
 	int has_eps, has_delta, has_sigma, has_clip, has_split, has_cal;
-	int has_count, unsafe;
+	int has_count, unsafe, has_part_seed;
+	uint64_t part_seed;		/* --subspaces random:M:SEED */
 	double epsilon, delta, sigma, clip, split[NPARTS];
 	uint64_t count_public, audit;
 	size_t m, maxk;
@@ -114,6 +119,8 @@ struct ctx {
 	struct ts_writer *w;
 	double *full;			/* d x d scratch (select) */
 	double *blk;			/* largest block, k x k scratch */
+	size_t maxk;			/* ... its size */
+	double *S_spare;		/* S, when the release may overwrite it */
 	double *mean;			/* d */
 	size_t *idx, *bsz;		/* per-release partition (select) */
 	const size_t *ident;		/* 0..d-1 */
@@ -174,8 +181,11 @@ usage(int status)
 		    "NOT private\n"
 		    "      --split A,B,C      budget weights of the second "
 		    "moments, sum, count\n"
-		    "      --subspaces HOW    none (default), random:M, "
-		    "select[:K]\n"
+		    "      --subspaces HOW    none (default), random:M[:SEED] "
+		    "(SEED: a public\n"
+		    "                         partition), from:FILE (the "
+		    "partition of a covest\n"
+		    "                         stream) or select[:K]\n"
 		    "      --tensor NAME      the rows (default X)\n", fp);
 	exit(status);
 }
@@ -191,18 +201,56 @@ now(void)
 
 /* ---- options ---- */
 
+/* An unsigned decimal integer filling [p, end), or -1 (no sign, no
+ * space, at most UINT64_MAX). */
+static int
+parse_u64(const char *p, const char *end, uint64_t *v)
+{
+	*v = 0;
+	if (p == end)
+		return -1;
+	for (; p < end; p++) {
+		if (*p < '0' || *p > '9' || *v > (UINT64_MAX - (uint64_t)(*p -
+		    '0')) / 10)
+			return -1;
+		*v = *v * 10 + (uint64_t)(*p - '0');
+	}
+	return 0;
+}
+
 static void
 parse_subspaces(struct opts *o, const char *arg)
 {
 	const char *colon = strchr(arg, ':');
 
 	o->subspaces_arg = arg;
+	o->has_part_seed = 0;
+	o->from_file = NULL;
 	if (strcmp(arg, "none") == 0) {
 		o->subspaces = SUB_NONE;
 	} else if (strncmp(arg, "random:", 7) == 0) {
+		const char *m = arg + 7, *c2 = strchr(m, ':');
+		const char *mend = c2 ? c2 : m + strlen(m);
+		uint64_t v;
+
 		o->subspaces = SUB_RANDOM;
-		o->m = (size_t)cli_ll("--subspaces random:M", arg + 7, 1,
-		    MAX_FEATURES);
+		if (parse_u64(m, mend, &v) != 0 || v < 1 || v > MAX_FEATURES)
+			cli_usage_error("invalid --subspaces '%s': M must be an "
+			    "integer from 1 to %d", arg, MAX_FEATURES);
+		o->m = (size_t)v;
+		if (c2) {
+			if (parse_u64(c2 + 1, c2 + 1 + strlen(c2 + 1),
+			    &o->part_seed) != 0)
+				cli_usage_error("invalid --subspaces '%s': SEED "
+				    "must be an unsigned 64-bit integer", arg);
+			o->has_part_seed = 1;
+		}
+	} else if (strncmp(arg, "from:", 5) == 0) {
+		o->subspaces = SUB_FROM;
+		o->from_file = arg + 5;
+		if (*o->from_file == '\0' || strcmp(o->from_file, "-") == 0)
+			cli_usage_error("invalid --subspaces '%s': from: needs a "
+			    "file, not stdin", arg);
 	} else if (strcmp(arg, "select") == 0 ||
 	    (colon && colon - arg == 6 && strncmp(arg, "select", 6) == 0)) {
 		o->subspaces = SUB_SELECT;
@@ -210,7 +258,7 @@ parse_subspaces(struct opts *o, const char *arg)
 		    colon + 1, 1, MAX_FEATURES) : 0;
 	} else {
 		cli_usage_error("invalid --subspaces '%s': expected none, "
-		    "random:M or select[:K]", arg);
+		    "random:M[:SEED], from:FILE or select[:K]", arg);
 	}
 }
 
@@ -297,40 +345,68 @@ check_options(struct opts *o)
 
 /* ---- reading ---- */
 
+/* The L2 norm of x[0..d-1] by scaling (no overflow nor underflow in
+ * the squares), for rows whose plain sum of squares is out of range. */
+static double
+scaled_norm(const double *x, size_t d)
+{
+	double sc = 0, ss = 0;
+
+	for (size_t j = 0; j < d; j++)
+		sc = fabs(x[j]) > sc ? fabs(x[j]) : sc;
+	if (sc == 0)
+		return 0;
+	for (size_t j = 0; j < d; j++)
+		ss += (x[j] / sc) * (x[j] / sc);
+	return sc * sqrt(ss);
+}
+
 /* Prepare one row in place: a non-finite row becomes the zero row
  * (@return 1), else it is centred on the public mean and clipped. */
 static int
 prep_row(double *x, size_t d, const struct prep *p)
 {
-	for (size_t j = 0; j < d; j++) {
-		if (p->m0)
+	double s0 = 0, s1 = 0, s2 = 0, s3 = 0, ss, norm;
+	size_t j;
+
+	if (p->m0)
+		for (j = 0; j < d; j++)
 			x[j] -= p->m0[j];
-		if (!isfinite(x[j])) {
-			memset(x, 0, d * sizeof *x);
-			return 1;
-		}
+	/* One pass: the sum of squares, in four independent sums (so that
+	 * it vectorises), is not finite if a value is not. */
+	for (j = 0; j + 4 <= d; j += 4) {
+		s0 += x[j] * x[j];
+		s1 += x[j + 1] * x[j + 1];
+		s2 += x[j + 2] * x[j + 2];
+		s3 += x[j + 3] * x[j + 3];
 	}
+	for (; j < d; j++)
+		s0 += x[j] * x[j];
+	ss = (s0 + s1) + (s2 + s3);
+	if (!isfinite(ss))
+		for (j = 0; j < d; j++)
+			if (!isfinite(x[j])) {
+				memset(x, 0, d * sizeof *x);
+				return 1;
+			}
 	if (p->clip == 0)
 		return 0;
 	if (p->block_of == NULL) {
-		double sc = 0, ss = 0, norm;
-
-		for (size_t j = 0; j < d; j++)
-			sc = fmax(sc, fabs(x[j]));
-		if (sc == 0)
-			return 0;
-		/* Scaled, so the sum of squares cannot overflow. */
-		for (size_t j = 0; j < d; j++)
-			ss += (x[j] / sc) * (x[j] / sc);
-		norm = sc * sqrt(ss);
-		/* The computed norm is within a relative (d + 8) 2^-53 of
-		 * the true one (the summation of d squares, the scaling and
-		 * the root): rows are clipped to C times 1 less twice that,
-		 * so that no clipped row, nor any row left as it is, can
-		 * exceed C. */
+		/*
+		 * The computed norm is within a relative (d + 8) 2^-53 of the
+		 * true one: each square and each of the at most d/4 + 5
+		 * additions of non-negative terms on its way to the sum errs
+		 * by a relative 2^-53, the root by less.  A sum of squares below 2^-900
+		 * (where squares may have underflowed) or above the range
+		 * takes the scaled computation, which has the same bound.
+		 * Rows are clipped to C times 1 less twice that, so that no
+		 * clipped row, nor any row left as it is, can exceed C.
+		 */
+		norm = isfinite(ss) && ss >= 0x1p-900 ? sqrt(ss) :
+		    scaled_norm(x, d);
 		if (norm > p->clip * p->shrink) {
 			double f = p->clip * p->shrink / norm;
-			for (size_t j = 0; j < d; j++)
+			for (j = 0; j < d; j++)
 				x[j] *= f;
 		}
 		return 0;
@@ -339,20 +415,20 @@ prep_row(double *x, size_t d, const struct prep *p)
 	 * per-subspace mechanism with parallel composition would. */
 	for (size_t b = 0; b < p->nb; b++)
 		p->bscale[b] = p->bss[b] = 0;
-	for (size_t j = 0; j < d; j++)
+	for (j = 0; j < d; j++)
 		p->bscale[p->block_of[j]] = fmax(p->bscale[p->block_of[j]],
 		    fabs(x[j]));
-	for (size_t j = 0; j < d; j++) {
+	for (j = 0; j < d; j++) {
 		double sc = p->bscale[p->block_of[j]];
 		if (sc > 0)
 			p->bss[p->block_of[j]] += (x[j] / sc) * (x[j] / sc);
 	}
 	for (size_t b = 0; b < p->nb; b++) {
-		double norm = p->bscale[b] * sqrt(p->bss[b]);
+		norm = p->bscale[b] * sqrt(p->bss[b]);
 		p->bss[b] = norm > p->clip * p->shrink ? p->clip * p->shrink /
 		    norm : 1;
 	}
-	for (size_t j = 0; j < d; j++)
+	for (j = 0; j < d; j++)
 		x[j] *= p->bss[p->block_of[j]];
 	return 0;
 }
@@ -388,15 +464,51 @@ find_rows(struct ts_reader *r, const char *label, const char *name,
 	return (size_t)hdr->dims[1];
 }
 
+/* An array of n doubles for the large matrices, in transparent huge
+ * pages where the system allows them (fewer page faults and TLB misses in
+ * SYRK).  Free it with free(3). */
+static double *
+big_array(size_t n)
+{
+	size_t bytes, align = (size_t)2 << 20;
+	void *p;
+
+	if (n > SIZE_MAX / sizeof(double) - align)
+		cli_die(EX_OSERR, "out of memory");
+	bytes = n * sizeof(double);
+	if (posix_memalign(&p, align, bytes ? bytes : 1) != 0)
+		cli_die(EX_OSERR, "out of memory");
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+	return p;
+}
+
+/* A zeroed d x d matrix, its pages written (not merely mapped) here: a
+ * calloc'ed page that SYRK first reads maps the shared zero page, and its
+ * first write then copies it and flushes the TLB of every processor the
+ * threads ran on, which costs the accumulation several per cent. */
+static double *
+zeroed_square(size_t d)
+{
+	double *m = big_array(d * d);
+
+	memset(m, 0, d * d * sizeof *m);
+	return m;
+}
+
 /* A chunk of rows, read and prepared by one thread while the previous
  * chunk is accumulated by another. */
 struct chunk {
 	struct ts_reader *r;
 	const struct prep *p;
 	int dtype;
-	size_t d, rows;
+	size_t d, rows;			/* rows: capacity */
+	size_t want;			/* rows to read this time */
 	void *raw;
 	double *x;
+	double *s;			/* the running sum of rows, or NULL */
+	float *row;			/* f32: one row of scratch */
 	int64_t got;
 	uint64_t nonfinite;
 	double *bscale, *bss;		/* this chunk's per-block scratch */
@@ -414,9 +526,9 @@ read_chunk(void *arg)
 	/* A call returns the rows of one record at most: fill the chunk,
 	 * so that SYRK gets many rows at once. */
 	ch->got = 0;
-	while ((size_t)ch->got < ch->rows) {
+	while ((size_t)ch->got < ch->want) {
 		int64_t k = ts_read_rows(ch->r, (char *)ch->raw + (size_t)ch->got *
-		    d * ts_dtype_size(ch->dtype), ch->rows - (size_t)ch->got);
+		    d * ts_dtype_size(ch->dtype), ch->want - (size_t)ch->got);
 		if (k < 0) {
 			ch->got = k;
 			return NULL;
@@ -427,22 +539,43 @@ read_chunk(void *arg)
 	}
 	if (ch->got == 0)
 		return NULL;
+	/* f32 rows are widened in place, from the last: the doubles of row i
+	 * overlap the floats of rows i and up only, and a row goes through
+	 * scratch, so that the conversion loop vectorises. */
 	if (ch->dtype == TS_F32)
-		for (size_t i = (size_t)ch->got * d; i-- > 0;)
-			ch->x[i] = ((float *)ch->raw)[i];
-	for (size_t i = 0; i < (size_t)ch->got; i++)
-		ch->nonfinite += (uint64_t)prep_row(ch->x + i * d, d, &p);
+		for (size_t i = (size_t)ch->got; i-- > 0;) {
+			double *x = ch->x + i * d;
+
+			memcpy(ch->row, (float *)ch->raw + i * d,
+			    d * sizeof *ch->row);
+			for (size_t j = 0; j < d; j++)
+				x[j] = ch->row[j];
+		}
+	/* The sum of rows is this thread's too: the chunks are read one
+	 * after another, in order, so the sum is the same as a serial one. */
+	for (size_t i = 0; i < (size_t)ch->got; i++) {
+		double *x = ch->x + i * d;
+
+		ch->nonfinite += (uint64_t)prep_row(x, d, &p);
+		if (ch->s)
+			for (size_t j = 0; j < d; j++)
+				ch->s[j] += x[j];
+	}
 	return NULL;
 }
 
-/* Stream the rows of the current tensor into a: each chunk is read
- * (decompressed, converted, clipped) in a second thread while SYRK
- * accumulates the previous one. */
+/*
+ * Stream the rows of the current tensor into a: each chunk is read
+ * (decompressed, converted, clipped, summed) in a second thread while SYRK
+ * accumulates the previous one.  The first chunk is small and the next
+ * ones double up to the full size, so that SYRK starts early instead of
+ * waiting for a whole chunk to be read.
+ */
 static void
 accumulate(struct ts_reader *r, const struct tensor *hdr, const struct prep *p,
     struct acc *a, const char *what)
 {
-	size_t d = a->d, rows = CHUNK_ELEMS / d;
+	size_t d = a->d, rows = CHUNK_ELEMS / d, want;
 	uint64_t total = hdr->dims[0] == TS_UNKNOWN_ROWS ? 0 : hdr->dims[0];
 	struct chunk ch[2];
 	int cur = 0;
@@ -451,13 +584,17 @@ accumulate(struct ts_reader *r, const struct tensor *hdr, const struct prep *p,
 		rows = CHUNK_MIN;
 	if (rows > CHUNK_MAX)
 		rows = CHUNK_MAX;
+	want = rows < CHUNK_FIRST ? rows : CHUNK_FIRST;
 	for (int i = 0; i < 2; i++) {
 		ch[i] = (struct chunk){ .r = r, .p = p, .dtype = hdr->dtype,
-		    .d = d, .rows = rows };
-		/* f32 rows are converted in place, from the back: the
-		 * doubles buffer holds the floats in its first half. */
-		ch[i].x = cli_reallocarray(NULL, rows * d, sizeof *ch[i].x);
+		    .d = d, .rows = rows, .s = a->s };
+		/* f32 rows are read into the first half of the buffer and
+		 * widened in place. */
+		ch[i].x = big_array(rows * d);
 		ch[i].raw = ch[i].x;
+		if (hdr->dtype == TS_F32)
+			ch[i].row = cli_reallocarray(NULL, d,
+			    sizeof *ch[i].row);
 		if (p->block_of) {
 			ch[i].bscale = cli_reallocarray(NULL, p->nb,
 			    sizeof *ch[i].bscale);
@@ -465,6 +602,7 @@ accumulate(struct ts_reader *r, const struct tensor *hdr, const struct prep *p,
 			    sizeof *ch[i].bss);
 		}
 	}
+	ch[cur].want = want;
 	read_chunk(&ch[cur]);
 	while (ch[cur].got > 0) {
 		struct chunk *c = &ch[cur];
@@ -473,14 +611,12 @@ accumulate(struct ts_reader *r, const struct tensor *hdr, const struct prep *p,
 		int async;
 		double t0;
 
+		want = 2 * want < rows ? 2 * want : rows;
+		ch[1 - cur].want = want;
 		async = pthread_create(&th, NULL, read_chunk, &ch[1 - cur]) == 0;
 		t0 = now();
 		la_syrk_acc(k, d, c->x, a->S);
 		a->syrk_secs += now() - t0;
-		if (a->s)
-			for (size_t i = 0; i < k; i++)
-				for (size_t j = 0; j < d; j++)
-					a->s[j] += c->x[i * d + j];
 		a->n += k;
 		cli_progress(what, a->n, total);
 		if (async)
@@ -494,6 +630,7 @@ accumulate(struct ts_reader *r, const struct tensor *hdr, const struct prep *p,
 	for (int i = 0; i < 2; i++) {
 		a->nonfinite += ch[i].nonfinite;
 		free(ch[i].x);
+		free(ch[i].row);
 		free(ch[i].bscale);
 		free(ch[i].bss);
 	}
@@ -551,6 +688,116 @@ read_mean(struct ts_reader *r, const char *label, size_t d)
 	return m;
 }
 
+/* The block number of a tensor named subspace/<i> (a decimal <i>, no
+ * leading zero), or -1. */
+static long long
+subspace_id(const char *name)
+{
+	const char *p = name + 9;
+	long long v = 0;
+
+	if (strncmp(name, "subspace/", 9) != 0 || *p == '\0' ||
+	    (*p == '0' && p[1] != '\0'))
+		return -1;
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9' || v > MAX_FEATURES)
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	return v;
+}
+
+/*
+ * The partition of --subspaces from:FILE: the tensors subspace/0 ..
+ * subspace/<nb-1> of a covest or psdshrink stream, each an i64 vector of
+ * distinct columns of X, the blocks disjoint.  The blocks go into perm
+ * and sizes in their order, each with its features in the order given;
+ * the features in no block follow them in perm (they are not released).
+ * @return nb.
+ */
+static size_t
+read_partition(struct ts_reader *r, const char *label, size_t d, size_t *perm,
+    size_t *sizes)
+{
+	int64_t **blk = cli_calloc(d, sizeof *blk);
+	size_t *len = cli_calloc(d, sizeof *len), nb = 0, o = 0;
+	unsigned char *used = cli_calloc(d, 1);
+	struct tensor t;
+	int rc;
+
+	while ((rc = ts_read_next(r, &t)) == 1) {
+		long long id;
+		uint64_t k;
+
+		if (strncmp(t.name, "subspace/", 9) != 0) {
+			tensor_free(&t);
+			continue;
+		}
+		if ((id = subspace_id(t.name)) < 0)
+			cli_die(EX_DATAERR, "%s: tensor '%s': expected "
+			    "subspace/<i> with a decimal <i>", label, t.name);
+		if ((size_t)id >= d)
+			cli_die(EX_DATAERR, "%s: tensor '%s': more blocks than "
+			    "the %zu columns of X", label, t.name, d);
+		if (t.dtype != TS_I64 || t.ndim != 1)
+			cli_die(EX_DATAERR, "%s: tensor '%s' is %s with %d "
+			    "dimensions: expected an i64 vector of columns",
+			    label, t.name, ts_dtype_name(t.dtype), t.ndim);
+		if (t.dims[0] != TS_UNKNOWN_ROWS && t.dims[0] > d)
+			cli_die(EX_DATAERR, "%s: tensor '%s' has %llu features, "
+			    "X only %zu columns", label, t.name,
+			    (unsigned long long)t.dims[0], d);
+		if ((rc = ts_read_data(r, &t)) != 0)
+			cli_rdie(r, rc);
+		k = t.dims[0];
+		if (k == 0 || k > d)
+			cli_die(EX_DATAERR, "%s: tensor '%s' has %llu features: "
+			    "expected 1 to %zu", label, t.name,
+			    (unsigned long long)k, d);
+		if (blk[id] != NULL)
+			cli_die(EX_DATAERR, "%s: tensor '%s' appears twice",
+			    label, t.name);
+		blk[id] = cli_reallocarray(NULL, (size_t)k, sizeof **blk);
+		memcpy(blk[id], t.data, (size_t)k * sizeof **blk);
+		len[id] = (size_t)k;
+		if ((size_t)id >= nb)
+			nb = (size_t)id + 1;
+		tensor_free(&t);
+	}
+	if (rc < 0)
+		cli_rdie(r, rc);
+	if (nb == 0)
+		cli_die(EX_DATAERR, "%s: no subspace/<i> tensor (expected a "
+		    "covest or psdshrink stream)", label);
+	for (size_t i = 0; i < nb; i++) {
+		if (blk[i] == NULL)
+			cli_die(EX_DATAERR, "%s: no tensor 'subspace/%zu' (the "
+			    "blocks are numbered from 0 without gaps)", label, i);
+		for (size_t j = 0; j < len[i]; j++) {
+			int64_t f = blk[i][j];
+
+			if (f < 0 || (uint64_t)f >= d)
+				cli_die(EX_DATAERR, "%s: subspace/%zu names "
+				    "feature %lld, but X has %zu columns", label,
+				    i, (long long)f, d);
+			if (used[f])
+				cli_die(EX_DATAERR, "%s: feature %lld is in two "
+				    "subspaces", label, (long long)f);
+			used[f] = 1;
+			perm[o++] = (size_t)f;
+		}
+		sizes[i] = len[i];
+		free(blk[i]);
+	}
+	for (size_t j = 0; j < d; j++)
+		if (!used[j])
+			perm[o++] = j;
+	free(blk);
+	free(len);
+	free(used);
+	return nb;
+}
+
 /* The covariance of the public rows of --select-on, prepared as the
  * private rows are and centred as the output is. */
 static double *
@@ -568,7 +815,7 @@ public_cov(struct ts_reader *r, const char *label, const struct opts *o,
 	if (dp != d)
 		cli_die(EX_DATAERR, "%s: --select-on: tensor '%s' has %zu "
 		    "columns, the input %zu", label, o->tensor, dp, d);
-	a.S = cli_calloc(d * d, sizeof *a.S);
+	a.S = zeroed_square(d);
 	a.s = cli_calloc(d, sizeof *a.s);
 	accumulate(r, &hdr, &p, &a, "public rows");
 	tensor_free(&hdr);
@@ -603,43 +850,17 @@ not_the_input(FILE *in, FILE *side, const char *opt, const char *path)
 
 /* ---- calibration ---- */
 
-static double
-rdp_eps(double mu, double delta)
-{
-	double rdp[RDP_DEFAULT_NORDERS], eps;
-	size_t no;
-	const double *ord = rdp_default_orders(&no);
-
-	for (size_t i = 0; i < no; i++)
-		rdp[i] = ord[i] * mu * mu / 2;
-	if (rdp_to_epsilon(ord, rdp, no, delta, RDP_CONV_IMPROVED, &eps,
-	    NULL) != 0)
-		cli_die(EX_SOFTWARE, "cannot convert the RDP curve");
-	return eps;
-}
-
 /* The smallest noise multiplier whose Gaussian RDP curve at the default
  * orders converts to at most eps at delta (what rdp-account reports). */
 static double
 calibrate_rdp(double eps, double delta)
 {
-	double lo = 1e-3, hi = 1e6;
+	double z;
 
-	if (rdp_eps(1 / hi, delta) > eps)
+	if (jgauss_calibrate_rdp(eps, delta, 1, &z) != 0)
 		cli_usage_error("--epsilon %g --delta %g needs a noise "
-		    "multiplier above %g", eps, delta, hi);
-	if (rdp_eps(1 / lo, delta) <= eps)
-		return lo;
-	while (hi / lo - 1 > 1e-12) {
-		double mid = sqrt(lo * hi);
-		if (mid <= lo || mid >= hi)
-			break;
-		if (rdp_eps(1 / mid, delta) > eps)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return hi;
+		    "multiplier above %g", eps, delta, z);
+	return z;
 }
 
 /*
@@ -669,8 +890,10 @@ calibrate_rdp(double eps, double delta)
 static void
 plan_noise(struct plan *pl, const struct opts *o, size_t d, uint64_t ncov)
 {
+	struct jgauss_part jp[NPARTS];
 	int rel[NPARTS];
 	double wsum = 0, c2 = o->clip * o->clip;
+	size_t bad;
 
 	memset(pl, 0, sizeof *pl);
 	if (o->has_sigma && o->sigma == 0)
@@ -706,40 +929,23 @@ plan_noise(struct plan *pl, const struct opts *o, size_t d, uint64_t ncov)
 	} else {
 		pl->z = calibrate_rdp(o->epsilon, o->delta);
 	}
-	for (double inflate = 1;; inflate *= 1 + 1e-9) {
-		double mu2 = 0;
-
-		for (int i = 0; i < NPARTS; i++) {
-			double zp, s;
-
-			if (pl->w[i] == 0)
-				continue;
-			zp = pl->z * inflate / sqrt(pl->w[i]);
-			s = zp * pl->delta2[i];
-			for (;;) {
-				double need = zp * noise_sens_l2(pl->delta2[i],
-				    noise_grid(s), pl->nent[i]);
-				if (!(need > s))
-					break;
-				s = need;
-			}
-			pl->sigma[i] = s;
-			pl->grid[i] = noise_grid(s);
-			pl->sens[i] = noise_sens_l2(pl->delta2[i], pl->grid[i],
-			    pl->nent[i]);
-			if (pl->grid[i] == 0 || !isfinite(pl->sens[i]))
-				cli_usage_error("the noise of the %s is out of "
-				    "range (check --clip and --sigma)",
-				    part_name[i]);
-			mu2 += (pl->sens[i] / s) * (pl->sens[i] / s);
-		}
-		pl->mu = sqrt(mu2);
-		/* The recorded curve must not exceed what was asked for,
-		 * rounding included. */
-		if (o->has_sigma ? pl->mu * pl->z <= 1 :
-		    o->calibration == CAL_AGM ? pl->mu * pl->z <= 1 :
-		    rdp_eps(pl->mu, o->delta) <= o->epsilon)
-			break;
+	for (int i = 0; i < NPARTS; i++)
+		jp[i] = (struct jgauss_part){ .w = pl->w[i],
+		    .delta2 = pl->delta2[i], .nent = pl->nent[i] };
+	/* The recorded curve must not exceed what was asked for, rounding
+	 * included (jgauss_plan inflates z until it does not). */
+	if (jgauss_plan(jp, NPARTS, pl->z, o->has_sigma ||
+	    o->calibration == CAL_AGM ? JGAUSS_MU : JGAUSS_RDP, o->epsilon,
+	    o->delta, 1, &pl->mu, &bad) != 0) {
+		if (bad >= NPARTS)
+			cli_die(EX_SOFTWARE, "cannot convert the RDP curve");
+		cli_usage_error("the noise of the %s is out of range (check "
+		    "--clip and --sigma)", part_name[bad]);
+	}
+	for (int i = 0; i < NPARTS; i++) {
+		pl->sigma[i] = jp[i].sigma;
+		pl->grid[i] = jp[i].grid;
+		pl->sens[i] = jp[i].sens;
 	}
 }
 
@@ -756,158 +962,37 @@ struct draws {
 	int rng_rc;			/* ... or an RNG_E_* one */
 };
 
-/* Rows a0..a1-1 of a block's upper triangle, drawn with their own
- * generator into dst. */
-struct njob {
-	double sigma;
-	int64_t *dst;
-	size_t n;
-	struct rng *rng;
-	int rc;
-};
-
-struct nwork {
-	struct njob *jobs;
-	size_t njobs, first, step;
-};
-
-static void *
-noise_worker(void *arg)
-{
-	struct nwork *w = arg;
-
-	for (size_t j = w->first; j < w->njobs; j += w->step) {
-		struct njob *jb = &w->jobs[j];
-		jb->rc = covnoise_draw(jb->rng, jb->sigma, jb->dst, jb->n);
-	}
-	return NULL;
-}
-
-static void
-fail(struct draws *dr, int part, int rc)
-{
-	if (dr->rc == 0 && dr->rng_rc == 0) {
-		dr->rc = rc;
-		dr->part = part;
-	}
-}
-
-/* Draw the noise of the count and the sum. */
-static void
-draw_head(const struct ctx *c, struct rng *rng, struct draws *dr)
-{
-	const struct plan *pl = c->pl;
-	int rc;
-
-	if (pl->w[P_CNT] > 0 && (rc = covnoise_draw(rng, pl->sigma[P_CNT],
-	    dr->cnt, 1)) != 0)
-		fail(dr, P_CNT, rc);
-	if (pl->w[P_SUM] > 0 && (rc = covnoise_draw(rng, pl->sigma[P_SUM],
-	    dr->sum, c->d)) != 0)
-		fail(dr, P_SUM, rc);
-}
-
 /*
- * Draw the noise of the blocks' upper triangles (sizes[0..nb-1]) into
- * dr->cov.  A small block takes it from the release's generator.  A large
- * one is cut into runs of rows of about NOISE_CHUNK values, each drawn
- * with its own generator (seeded: the work item "<release item>/cov/
- * <block>/<run>"; else fresh from the system), so that up to `workers`
- * threads share the work and a seeded output does not depend on their
- * number.  Touches no data: it may run while the rows are being read.
+ * The noise of a release as jobs that threads claim one at a time.  Job 0
+ * draws from the release's generator, in this order, the count and the
+ * sum (when head is set) and every block of at most NOISE_CHUNK values.
+ * Each other job draws a run of rows of a larger block, about NOISE_CHUNK
+ * values, with its own generator (seeded: the work item "<release item>/
+ * cov/<block>/<run>"; else fresh from the system).  So the draws, and a
+ * seeded output, do not depend on which thread runs which job, nor on how
+ * many threads there are.  No job touches data: they may run while the
+ * rows are being read.
  */
-static void
-draw_cov(const struct ctx *c, struct rng *rng, const size_t *sizes,
-    size_t nb, struct draws *dr, int workers)
-{
-	double sigma = c->pl->sigma[P_COV];
-	size_t off = 0;
-	int rc;
+struct njob {
+	size_t block, run;
+	int64_t *dst;			/* run jobs */
+	size_t n;
+	int rc, part, rng_rc;		/* the job's failure */
+};
 
-	for (size_t i = 0; i < nb && dr->rc == 0 && dr->rng_rc == 0; i++) {
-		size_t k = sizes[i], ne = k * (k + 1) / 2, nj = 0, a = 0, nt;
-		struct njob *jobs;
-		struct nwork w[MAX_THREADS];
-		pthread_t th[MAX_THREADS];
-		int started[MAX_THREADS] = { 0 };
-
-		if (ne <= NOISE_CHUNK) {
-			if ((rc = covnoise_draw(rng, sigma, dr->cov + off,
-			    ne)) != 0)
-				fail(dr, P_COV, rc);
-			off += ne;
-			continue;
-		}
-		jobs = calloc(ne / NOISE_CHUNK + 2, sizeof *jobs);
-		if (jobs == NULL) {
-			fail(dr, P_COV, NOISE_E_NOMEM);
-			return;
-		}
-		while (a < k) {
-			struct njob *jb = &jobs[nj];
-			size_t got = 0;
-
-			jb->sigma = sigma;
-			jb->dst = dr->cov + off;
-			while (a < k && got < NOISE_CHUNK)
-				got += k - a++;
-			jb->n = got;
-			off += got;
-			if (c->seed) {
-				char item[128];
-				snprintf(item, sizeof item, "%s/cov/%zu/%zu",
-				    c->item, i, nj);
-				rc = rng_new_seeded(&jb->rng, c->seed_value,
-				    item);
-			} else {
-				rc = rng_new(&jb->rng);
-			}
-			nj++;
-			if (rc != 0) {
-				if (dr->rc == 0 && dr->rng_rc == 0)
-					dr->rng_rc = rc;
-				break;
-			}
-		}
-		nt = (size_t)workers < nj ? (size_t)workers : nj;
-		if (dr->rng_rc != 0)
-			nt = 0;
-		for (size_t t = 0; t < nt; t++) {
-			w[t] = (struct nwork){ jobs, nj, t, nt };
-			if (t > 0)
-				started[t] = pthread_create(&th[t], NULL,
-				    noise_worker, &w[t]) == 0;
-		}
-		if (nt > 0)
-			noise_worker(&w[0]);
-		for (size_t t = 1; t < nt; t++) {
-			if (started[t])
-				pthread_join(th[t], NULL);
-			else
-				noise_worker(&w[t]);
-		}
-		for (size_t j = 0; j < nj; j++) {
-			if (jobs[j].rc != 0)
-				fail(dr, P_COV, jobs[j].rc);
-			rng_free(jobs[j].rng);
-		}
-		free(jobs);
-	}
-}
-
-/* Stop on a failed draw: nothing has been released. */
-static void
-check_draws(const struct draws *dr)
-{
-	if (dr->rng_rc == RNG_E_NOMEM || dr->rc == NOISE_E_NOMEM)
-		cli_die(EX_OSERR, "out of memory");
-	if (dr->rng_rc != 0)
-		cli_die(EX_OSERR, "no secure randomness: %s",
-		    rng_strerror(dr->rng_rc));
-	if (dr->rc != 0)
-		cli_die(EX_SOFTWARE, "noise of the %s: %s: nothing was "
-		    "released", part_name[dr->part], noise_strerror(dr->rc));
-}
+struct noise {
+	const struct ctx *c;
+	struct rng *rng;		/* the release's generator */
+	struct draws *dr;
+	int head;			/* job 0 draws the count and sum */
+	const size_t *sizes;		/* the blocks */
+	size_t nb;
+	struct njob *jobs;
+	size_t njobs;
+	atomic_size_t next;		/* the next job to claim */
+	pthread_t th[MAX_THREADS];
+	int started[MAX_THREADS];
+};
 
 /* Room in dr->cov for the blocks' upper triangles. */
 static void
@@ -924,25 +1009,191 @@ draws_reserve(struct draws *dr, const size_t *sizes, size_t nb)
 	}
 }
 
-/* What the reading thread's neighbour does: draw the noise of the first
- * release while the rows are being accumulated. */
-struct early {
-	const struct ctx *c;
-	struct rng *rng;
-	struct draws *dr;
-	const size_t *sizes;
-	size_t nb;			/* 0: the blocks are not known yet */
-};
+/* Cut the noise of a release into jobs (dr->cov must have room). */
+static void
+noise_plan(struct noise *nz, const struct ctx *c, struct rng *rng,
+    struct draws *dr, int head, const size_t *sizes, size_t nb)
+{
+	size_t njobs = 1, off = 0;
+
+	memset(nz, 0, sizeof *nz);
+	nz->c = c;
+	nz->rng = rng;
+	nz->dr = dr;
+	nz->head = head;
+	nz->sizes = sizes;
+	nz->nb = nb;
+	for (size_t i = 0; i < nb; i++) {
+		size_t ne = sizes[i] * (sizes[i] + 1) / 2;
+		if (ne > NOISE_CHUNK)
+			njobs += ne / NOISE_CHUNK + 1;
+	}
+	nz->jobs = cli_reallocarray(NULL, njobs, sizeof *nz->jobs);
+	memset(nz->jobs, 0, njobs * sizeof *nz->jobs);
+	nz->njobs = 1;
+	for (size_t i = 0; i < nb; i++) {
+		size_t k = sizes[i], ne = k * (k + 1) / 2, a = 0, run = 0;
+
+		if (ne <= NOISE_CHUNK) {
+			off += ne;
+			continue;
+		}
+		while (a < k) {
+			struct njob *jb = &nz->jobs[nz->njobs++];
+			size_t got = 0;
+
+			while (a < k && got < NOISE_CHUNK)
+				got += k - a++;
+			*jb = (struct njob){ .block = i, .run = run++,
+			    .dst = dr->cov + off, .n = got };
+			off += got;
+		}
+	}
+	atomic_init(&nz->next, 0);
+}
+
+static void
+job_fail(struct njob *jb, int part, int rc)
+{
+	if (jb->rc == 0 && jb->rng_rc == 0) {
+		jb->rc = rc;
+		jb->part = part;
+	}
+}
+
+/* Job 0: the release generator's draws, in order. */
+static void
+job_head(struct noise *nz, struct njob *jb)
+{
+	const struct plan *pl = nz->c->pl;
+	struct draws *dr = nz->dr;
+	double sigma = pl->sigma[P_COV];
+	size_t off = 0;
+	int rc;
+
+	if (nz->head) {
+		if (pl->w[P_CNT] > 0 && (rc = covnoise_draw(nz->rng,
+		    pl->sigma[P_CNT], dr->cnt, 1)) != 0)
+			job_fail(jb, P_CNT, rc);
+		if (jb->rc == 0 && pl->w[P_SUM] > 0 &&
+		    (rc = covnoise_draw(nz->rng, pl->sigma[P_SUM], dr->sum,
+		    nz->c->d)) != 0)
+			job_fail(jb, P_SUM, rc);
+	}
+	for (size_t i = 0; i < nz->nb && jb->rc == 0; i++) {
+		size_t ne = nz->sizes[i] * (nz->sizes[i] + 1) / 2;
+
+		if (ne <= NOISE_CHUNK && (rc = covnoise_draw(nz->rng, sigma,
+		    dr->cov + off, ne)) != 0)
+			job_fail(jb, P_COV, rc);
+		off += ne;
+	}
+}
+
+static void
+job_run(struct noise *nz, struct njob *jb)
+{
+	const struct ctx *c = nz->c;
+	struct rng *r;
+	int rc;
+
+	if (c->seed) {
+		char item[128];
+
+		snprintf(item, sizeof item, "%s/cov/%zu/%zu", c->item,
+		    jb->block, jb->run);
+		rc = rng_new_seeded(&r, c->seed_value, item);
+	} else {
+		rc = rng_new(&r);
+	}
+	if (rc != 0) {
+		jb->rng_rc = rc;
+		return;
+	}
+	if ((rc = covnoise_draw(r, c->pl->sigma[P_COV], jb->dst, jb->n)) != 0)
+		job_fail(jb, P_COV, rc);
+	rng_free(r);
+}
 
 static void *
-draw_early(void *arg)
+noise_work(void *arg)
 {
-	struct early *e = arg;
+	struct noise *nz = arg;
+	size_t j;
 
-	draw_head(e->c, e->rng, e->dr);
-	if (e->nb > 0 && e->dr->rc == 0)
-		draw_cov(e->c, e->rng, e->sizes, e->nb, e->dr, 1);
+	while ((j = atomic_fetch_add(&nz->next, 1)) < nz->njobs) {
+		if (j == 0)
+			job_head(nz, &nz->jobs[0]);
+		else
+			job_run(nz, &nz->jobs[j]);
+	}
 	return NULL;
+}
+
+/* Start a worker in each slot from..threads-1 not started yet (slot 0 is
+ * the calling thread's), as long as jobs are left. */
+static void
+noise_spawn(struct noise *nz, int from, int threads)
+{
+	for (int t = from; t < threads && t < MAX_THREADS; t++)
+		if (!nz->started[t] && atomic_load(&nz->next) < nz->njobs)
+			nz->started[t] = pthread_create(&nz->th[t], NULL,
+			    noise_work, nz) == 0;
+}
+
+/* Run the remaining jobs with threads threads in all (this one included),
+ * wait for every worker, and record the first failure in job order into
+ * nz->dr (see check_draws). */
+static void
+noise_finish(struct noise *nz, int threads)
+{
+	struct draws *dr = nz->dr;
+
+	noise_spawn(nz, 1, threads);
+	noise_work(nz);
+	for (int t = 0; t < MAX_THREADS; t++)
+		if (nz->started[t])
+			pthread_join(nz->th[t], NULL);
+	for (size_t j = 0; j < nz->njobs; j++) {
+		const struct njob *jb = &nz->jobs[j];
+
+		if (dr->rc != 0 || dr->rng_rc != 0)
+			break;
+		if (jb->rng_rc != 0)
+			dr->rng_rc = jb->rng_rc;
+		else if (jb->rc != 0) {
+			dr->rc = jb->rc;
+			dr->part = jb->part;
+		}
+	}
+	free(nz->jobs);
+	nz->jobs = NULL;
+}
+
+/* Stop on a failed draw: nothing has been released. */
+static void
+check_draws(const struct draws *dr)
+{
+	if (dr->rng_rc == RNG_E_NOMEM || dr->rc == NOISE_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (dr->rng_rc != 0)
+		cli_die(EX_OSERR, "no secure randomness: %s",
+		    rng_strerror(dr->rng_rc));
+	if (dr->rc != 0)
+		cli_die(EX_SOFTWARE, "noise of the %s: %s: nothing was "
+		    "released", part_name[dr->part], noise_strerror(dr->rc));
+}
+
+/* Draw the noise of a release with threads threads, and check it. */
+static void
+draw_all(const struct ctx *c, struct rng *rng, struct draws *dr, int head,
+    const size_t *sizes, size_t nb)
+{
+	struct noise nz;
+
+	noise_plan(&nz, c, rng, dr, head, sizes, nb);
+	noise_finish(&nz, c->threads);
+	check_draws(dr);
 }
 
 static void
@@ -956,9 +1207,9 @@ apply(const struct plan *pl, int part, double *x, size_t n, const int64_t *k)
 }
 
 /* Add the drawn noise to the upper triangle of the k x k block b, whose
- * draws start at *off, and mirror it. */
+ * draws start at *off. */
 static void
-apply_sym(const struct ctx *c, double *b, size_t k, size_t *off)
+noise_upper(const struct ctx *c, double *b, size_t k, size_t *off)
 {
 	if (c->pl->noisy)
 		for (size_t a = 0; a < k; a++) {
@@ -966,7 +1217,24 @@ apply_sym(const struct ctx *c, double *b, size_t k, size_t *off)
 			    c->dr->cov + *off);
 			*off += k - a;
 		}
-	la_sym_fill(k, b);
+}
+
+/* Copy the upper triangle of the k x k matrix b to its lower one, tile by
+ * tile (column by column, every value would miss the cache). */
+static void
+mirror(size_t k, double *b)
+{
+	enum { T = 64 };
+
+	for (size_t i0 = 0; i0 < k; i0 += T)
+		for (size_t j0 = 0; j0 <= i0; j0 += T) {
+			size_t i1 = i0 + T < k ? i0 + T : k;
+			size_t j1 = j0 + T < k ? j0 + T : k;
+
+			for (size_t i = i0; i < i1; i++)
+				for (size_t j = j0; j < j1 && j < i; j++)
+					b[i * k + j] = b[j * k + i];
+		}
 }
 
 static void
@@ -1001,12 +1269,26 @@ finish_cov(const struct ctx *c, double *b, const size_t *ix, size_t k,
 {
 	int centre = c->o->mean == MEAN_RELEASED;
 
-	for (size_t i = 0; i < k; i++)
-		for (size_t j = 0; j < k; j++) {
+	/* The upper triangle (mirrored later): C is symmetric. */
+	for (size_t i = 0; i < k; i++) {
+		double mi = centre ? c->mean[ix[i]] : 0;
+
+		for (size_t j = i; j < k; j++) {
 			b[i * k + j] /= n;
 			if (centre)
-				b[i * k + j] -= c->mean[ix[i]] * c->mean[ix[j]];
+				b[i * k + j] -= mi * c->mean[ix[j]];
 		}
+	}
+}
+
+/* 1 if ix[0..k-1] is strictly increasing. */
+static int
+ascending(const size_t *ix, size_t k)
+{
+	for (size_t i = 1; i < k; i++)
+		if (ix[i] <= ix[i - 1])
+			return 0;
+	return 1;
 }
 
 /* Write the blocks: from the accumulated second moments src (noise and
@@ -1035,16 +1317,37 @@ write_blocks(struct ctx *c, uint64_t rep, const size_t *idx,
 		int64_t *sub = cli_reallocarray(NULL, k, sizeof *sub);
 		double *mv = NULL;
 
-		/* ix is ascending: these are upper-triangle entries. */
-		for (size_t a = 0; a < k; a++)
-			for (size_t b = a; b < k; b++)
-				c->blk[a * k + b] = src[ix[a] * d + ix[b]];
-		if (src_is_cov) {
-			la_sym_fill(k, c->blk);
+		int contig = ix[k - 1] >= ix[0] && ix[k - 1] - ix[0] == k - 1 &&
+		    ascending(ix, k);
+		double *bk;
+
+		/* A single release of all features in order finishes S in
+		 * place; else the block is copied out. */
+		if (src == c->S_spare && contig && k == d) {
+			bk = c->S_spare;
 		} else {
-			apply_sym(c, c->blk, k, &off);
-			finish_cov(c, c->blk, ix, k, n);
+			if (c->blk == NULL)
+				c->blk = big_array(c->maxk * c->maxk);
+			bk = c->blk;
+			/* S holds its upper triangle only (ix is ascending,
+			 * except as --subspaces from: gives it). */
+			if (contig) {
+				for (size_t a = 0; a < k; a++)
+					memcpy(bk + a * k + a, src + ix[a] * d +
+					    ix[a], (k - a) * sizeof *src);
+			} else {
+				for (size_t a = 0; a < k; a++)
+					for (size_t b = a; b < k; b++)
+						bk[a * k + b] = ix[a] <= ix[b] ?
+						    src[ix[a] * d + ix[b]] :
+						    src[ix[b] * d + ix[a]];
+			}
 		}
+		if (!src_is_cov) {
+			noise_upper(c, bk, k, &off);
+			finish_cov(c, bk, ix, k, n);
+		}
+		mirror(k, bk);
 		for (size_t a = 0; a < k; a++)
 			sub[a] = (int64_t)ix[a];
 		dims[0] = k;
@@ -1061,7 +1364,7 @@ write_blocks(struct ctx *c, uint64_t rep, const size_t *idx,
 		}
 		dims[1] = k;
 		snprintf(base, sizeof base, "cov/%zu", i);
-		put_tensor(c, base, rep, TS_F64, 2, dims, c->blk, &cm);
+		put_tensor(c, base, rep, TS_F64, 2, dims, bk, &cm);
 		free(sub);
 		free(mv);
 		o += k;
@@ -1093,7 +1396,7 @@ select_blocks(struct ctx *c, const double *cov, double n, int noisy)
 
 /*
  * One release: the noise of the count, the sum and the second moments, in
- * this order (drawn already when drawn is set: see draw_early); then
+ * this order (drawn already when drawn is set: see main); then
  * everything else is post-processing of released values.
  */
 static void
@@ -1105,9 +1408,16 @@ release(struct ctx *c, struct rng *rng, uint64_t rep, int drawn)
 	size_t d = c->d, full = d;
 	double n;
 
+	/* With --select-on the blocks depend on the released count: their
+	 * noise is drawn once they are known.  Else the blocks are known, or
+	 * the whole matrix is noised (select). */
 	if (pl->noisy && !drawn) {
-		draw_head(c, rng, dr);
-		check_draws(dr);
+		if (c->o->subspaces == SUB_SELECT && c->cov_pub)
+			draw_all(c, rng, dr, 1, NULL, 0);
+		else if (c->o->subspaces == SUB_SELECT)
+			draw_all(c, rng, dr, 1, &full, 1);
+		else
+			draw_all(c, rng, dr, 1, c->sizes, c->nb);
 	}
 	n = c->o->has_count ? (double)c->o->count_public : (double)a->n;
 	if (pl->w[P_CNT] > 0)
@@ -1122,19 +1432,12 @@ release(struct ctx *c, struct rng *rng, uint64_t rep, int drawn)
 	}
 	put_tensor(c, "count", rep, TS_F64, 0, NULL, &n, NULL);
 	if (c->o->subspaces != SUB_SELECT) {
-		if (pl->noisy && !drawn) {
-			draw_cov(c, rng, c->sizes, c->nb, dr, c->threads);
-			check_draws(dr);
-		}
 		write_blocks(c, rep, c->perm, c->sizes, c->nb, a->S, 0, n);
 	} else if (c->cov_pub) {
-		/* The blocks depend on the released count: their noise
-		 * is drawn once they are known. */
 		size_t nb = select_blocks(c, c->cov_pub, n, 0);
 		if (pl->noisy) {
 			draws_reserve(dr, c->bsz, nb);
-			draw_cov(c, rng, c->bsz, nb, dr, c->threads);
-			check_draws(dr);
+			draw_all(c, rng, dr, 0, c->bsz, nb);
 		}
 		write_blocks(c, rep, c->idx, c->bsz, nb, a->S, 0, n);
 	} else {
@@ -1143,13 +1446,10 @@ release(struct ctx *c, struct rng *rng, uint64_t rep, int drawn)
 		/* The whole matrix is released (its sensitivity is the
 		 * same as any block-diagonal part's); the blocks are chosen
 		 * on it and the rest is dropped: post-processing. */
-		if (pl->noisy && !drawn) {
-			draw_cov(c, rng, &full, 1, dr, c->threads);
-			check_draws(dr);
-		}
 		memcpy(c->full, a->S, d * d * sizeof *c->full);
-		apply_sym(c, c->full, d, &off);
+		noise_upper(c, c->full, d, &off);
 		finish_cov(c, c->full, c->ident, d, n);
+		mirror(d, c->full);
 		nb = select_blocks(c, c->full, n, 1);
 		write_blocks(c, rep, c->idx, c->bsz, nb, c->full, 1, n);
 	}
@@ -1266,7 +1566,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct opts o = { .tensor = "X", .relation = LEDGER_ADD_REMOVE };
-	struct ts_reader *r, *rm = NULL, *rs = NULL;
+	struct ts_reader *r, *rm = NULL, *rs = NULL, *rf = NULL;
 	struct ts_meta meta = { 0 }, prov = { 0 };
 	struct tensor hdr;
 	struct acc a = { 0 };
@@ -1274,12 +1574,12 @@ main(int argc, char **argv)
 	struct plan pl;
 	struct ctx c = { 0 };
 	struct draws dr = { 0 };
-	struct early early = { 0 };
-	pthread_t early_th;
-	int early_started = 0, early_on;
+	struct noise early;
+	int early_on = 0;
 	struct rng *rng, *srng = NULL;
-	const char *label, *mlabel = NULL, *slabel = NULL, *dataset;
-	FILE *in, *mfp = NULL, *sfp = NULL, *ofp;
+	const char *label, *mlabel = NULL, *slabel = NULL, *flabel = NULL;
+	const char *dataset;
+	FILE *in, *mfp = NULL, *sfp = NULL, *ffp = NULL, *ofp;
 	char **av, err[256];
 	double *m0 = NULL, *cov_pub = NULL, t_start = now(), t_read, t_rel;
 	size_t d, *perm, *sizes, nb = 1, maxk = 0, full;
@@ -1427,6 +1727,8 @@ main(int argc, char **argv)
 		    "which is declared public: it gets no privacy protection",
 		    o.select_on);
 	}
+	if (o.from_file)
+		ffp = cli_open_in(o.from_file, &flabel);
 	ofp = cli_out_open(o.output, o.force);
 	rng = dpcli_rng(o.seed, WORK_ITEM);
 	if (o.has_sigma && o.sigma == 0)
@@ -1446,10 +1748,16 @@ main(int argc, char **argv)
 		for (size_t j = 0; j < d; j++)
 			perm[j] = j;
 		sizes[0] = d;
+	} else if (o.subspaces == SUB_FROM) {
+		rf = cli_reader(ffp, flabel);
+		nb = read_partition(rf, flabel, d, perm, sizes);
 	} else {
-		if (o.seed != NULL &&
-		    rng_new_seeded(&srng, dpcli_seed_arg(o.seed),
-		    WORK_ITEM "/subspaces") != 0)
+		/* A public partition seed (random:M:SEED) or --seed gives
+		 * the same partition: the generator of the work item
+		 * covest/subspaces. */
+		if ((o.has_part_seed || o.seed != NULL) &&
+		    rng_new_seeded(&srng, o.has_part_seed ? o.part_seed :
+		    dpcli_seed_arg(o.seed), WORK_ITEM "/subspaces") != 0)
 			cli_die(EX_OSERR, "out of memory");
 		subspace_permute(srng ? srng : rng, d, perm);
 		rng_free(srng);
@@ -1495,7 +1803,7 @@ main(int argc, char **argv)
 		p.nb = nb;
 	}
 	a.d = d;
-	a.S = cli_calloc(d * d, sizeof *a.S);
+	a.S = zeroed_square(d);
 	if (o.mean == MEAN_RELEASED)
 		a.s = cli_calloc(d, sizeof *a.s);
 
@@ -1518,30 +1826,35 @@ main(int argc, char **argv)
 		    (int)np;
 	}
 	snprintf(c.item, sizeof c.item, "%s", WORK_ITEM);
+	/*
+	 * The noise of a single release does not depend on the data: when
+	 * BLAS leaves a core free, its jobs start there while the rows are
+	 * accumulated, and once they are, every core takes the jobs left
+	 * (else it is all drawn after, by every core).  The draws, and so
+	 * the output, are the same either way.
+	 */
 	if (pl.noisy) {
+		const size_t *esz = NULL;
+		size_t enb = 0;
+		int bt = la_blas_threads();
+
 		dr.sum = cli_reallocarray(NULL, d, sizeof *dr.sum);
 		if (o.subspaces == SUB_SELECT && !sfp) {
-			early.sizes = &full;
-			early.nb = 1;
+			esz = &full;
+			enb = 1;
 		} else if (o.subspaces != SUB_SELECT) {
-			early.sizes = sizes;
-			early.nb = nb;
+			esz = sizes;
+			enb = nb;
 		}
-		draws_reserve(&dr, early.sizes, early.nb);
-	}
-	/* The noise of a single release does not depend on the data: it is
-	 * drawn on a core that BLAS leaves free while the rows are
-	 * accumulated (else after, by all cores; the draws, and so the
-	 * output, are the same either way). */
-	early_on = pl.noisy && !o.audit && la_blas_threads() < c.threads;
-	if (early_on) {
-		early.c = &c;
-		early.rng = rng;
-		early.dr = &dr;
-		early_started = pthread_create(&early_th, NULL, draw_early,
-		    &early) == 0;
-		if (!early_started)
-			draw_early(&early);
+		draws_reserve(&dr, esz, enb);
+		early_on = !o.audit && bt < c.threads;
+		if (early_on) {
+			/* One core for BLAS's threads, one for the reader. */
+			int helpers = c.threads - bt - 1;
+
+			noise_plan(&early, &c, rng, &dr, 1, esz, enb);
+			noise_spawn(&early, 1, 1 + (helpers > 1 ? helpers : 1));
+		}
 	}
 	accumulate(r, &hdr, &p, &a, "rows");
 	tensor_free(&hdr);
@@ -1556,10 +1869,10 @@ main(int argc, char **argv)
 		cov_pub = public_cov(rs, slabel, &o, d, m0, &a.syrk_secs);
 	}
 	t_read = now();
-	if (early_started)
-		pthread_join(early_th, NULL);
-	if (early_on)
+	if (early_on) {
+		noise_finish(&early, c.threads);
 		check_draws(&dr);
+	}
 	/* Only with --sigma 0 is the count of bad rows shown: otherwise it
 	 * is a statistic of the private data. */
 	if (!pl.noisy && a.nonfinite)
@@ -1569,7 +1882,10 @@ main(int argc, char **argv)
 
 	c.cov_pub = cov_pub;
 	c.w = cli_writer(ofp, o.level);
-	c.blk = cli_reallocarray(NULL, maxk * maxk, sizeof *c.blk);
+	c.maxk = maxk;
+	/* Only a single release may overwrite S (select reads it again). */
+	if (!o.audit && o.subspaces != SUB_SELECT)
+		c.S_spare = a.S;
 	c.mean = cli_reallocarray(NULL, d, sizeof *c.mean);
 	if (o.subspaces == SUB_SELECT) {
 		size_t *id = cli_reallocarray(NULL, d, sizeof *id);
@@ -1579,7 +1895,7 @@ main(int argc, char **argv)
 		c.idx = cli_reallocarray(NULL, d, sizeof *c.idx);
 		c.bsz = cli_reallocarray(NULL, d, sizeof *c.bsz);
 		if (cov_pub == NULL)
-			c.full = cli_reallocarray(NULL, d * d, sizeof *c.full);
+			c.full = big_array(d * d);
 	}
 	if (!o.audit) {
 		release(&c, rng, 0, early_on);
@@ -1612,6 +1928,14 @@ main(int argc, char **argv)
 	if (rs) {
 		inherit_side(&meta, ts_reader_meta(rs), slabel);
 		cli_prov_input(&prov, nin++, slabel, ts_reader_digest(rs));
+	}
+	/* The partition of from: may have been chosen on that stream's
+	 * release (select): the output depends on it, so its ledger comes
+	 * along (a release is composed once however many streams carry
+	 * it). */
+	if (rf) {
+		inherit_side(&meta, ts_reader_meta(rf), flabel);
+		cli_prov_input(&prov, nin++, flabel, ts_reader_digest(rf));
 	}
 	/* Every other dataset whose rows are in X is now aggregated
 	 * without protection. */
@@ -1667,11 +1991,14 @@ main(int argc, char **argv)
 	ts_reader_close(r);
 	ts_reader_close(rm);
 	ts_reader_close(rs);
+	ts_reader_close(rf);
 	cli_close_in(in);
 	if (mfp)
 		cli_close_in(mfp);
 	if (sfp)
 		cli_close_in(sfp);
+	if (ffp)
+		cli_close_in(ffp);
 	rng_free(rng);
 	free(a.S);
 	free(a.s);

@@ -1,0 +1,1700 @@
+/*
+ * gmm-fit: fit Gaussian mixture models, with differential privacy, and
+ * sample from them.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "covnoise.h"
+#include "dpcli.h"
+#include "gmm.h"
+#include "jgauss.h"
+#include "la.h"
+#include "ledger.h"
+#include "noise.h"
+#include "rdp.h"
+#include "tensor.h"
+#include "tstream.h"
+
+#define MAX_K 1024			/* --components */
+#define MAX_FEATURES 4096		/* columns of X */
+#define MAX_CLASSES 1024		/* --classes */
+#define MAX_ITER 100000			/* --iters, --max-iter */
+#define MAX_RESTARTS 1000
+#define MAX_AUDIT 1000000
+#define MAX_SAMPLE ((long long)INT32_MAX)	/* rows of gmm-fit sample */
+#define SAMPLE_BLOCK 4096		/* rows written at once */
+#define CLIP_MIN 1e-50
+#define CLIP_MAX 1e50
+#define SIGMA_MIN 1e-6
+#define SIGMA_MAX 1e6
+#define EPS_MAX 100
+#define WORK_ITEM "gmm-fit"
+#define UNSAFE_ENV "PRIVADA_TEST_UNSAFE"
+
+/* The three parts of each iteration's release. */
+enum { P_CNT, P_SUM, P_MOM, NPARTS };
+static const char *const part_name[NPARTS] = { "counts", "sums",
+    "second moments" };
+
+enum {
+	OPT_AUDIT = 256, OPT_BY_LABEL, OPT_CLASSES, OPT_CLIP, OPT_COVARIANCE,
+	OPT_DATASET, OPT_INIT_MEANS, OPT_ITERS, OPT_LEVEL, OPT_MAX_ITER,
+	OPT_MODEL, OPT_N, OPT_REG, OPT_RESTARTS, OPT_SIGMA, OPT_SPLIT,
+	OPT_STATS, OPT_TOL, OPT_UNSAFE
+};
+
+struct opts {
+	const char *output, *level, *seed, *dataset, *init_means;
+	int force, quiet, verbose, by_label, cov, stats, unsafe;
+	int has_eps, has_delta, has_sigma, has_clip, has_split, has_iters;
+	int has_tol, has_max_iter, has_restarts, has_classes, dp;
+	double epsilon, delta, sigma, clip, reg, tol, split[NPARTS];
+	size_t k, iters, max_iter, restarts, classes;
+	uint64_t audit;
+};
+
+struct data {
+	const char *label;
+	size_t n, d, nclass;
+	double *X;			/* n x d, grouped by class */
+	size_t *start;			/* nclass + 1 row offsets */
+	int32_t *y;			/* labels as read, or NULL */
+	char *label_names;		/* y's label.names, or NULL */
+	uint64_t nonfinite, dropped;
+};
+
+/* The noise plan of DP-EM: one Gaussian mechanism per iteration. */
+struct plan {
+	double z;			/* joint multiplier asked for */
+	double mu;			/* per iteration */
+	struct jgauss_part p[NPARTS];
+	double delta2_true[NPARTS];	/* the sensitivities that hold */
+};
+
+__attribute__((noreturn)) static void
+usage(int status)
+{
+	FILE *fp = status ? stderr : stdout;
+
+	fputs("usage: gmm-fit [-fqVv] [-d delta] [-e epsilon] [-k components] "
+	    "[-o file]\n"
+	    "               [-S seed] [--audit-repeat n] [--by-label] "
+	    "[--classes n]\n"
+	    "               [--clip bound] [--covariance type] "
+	    "[--dataset name]\n"
+	    "               [--init-means file] [--iters n] [--level level]\n"
+	    "               [--max-iter n] [--reg value] [--restarts n]\n"
+	    "               [--sigma multiplier] [--split weights] [--stats]\n"
+	    "               [--tol value] [file]\n"
+	    "       gmm-fit sample [-fqV] [-o file] [-S seed] "
+	    "[--level level]\n"
+	    "               --model file --n rows\n", fp);
+	if (status == 0)
+		fputs("\n"
+		    "  -d, --delta D          delta of (epsilon, delta)-DP\n"
+		    "  -e, --epsilon E        epsilon of (epsilon, delta)-DP "
+		    "over all iterations\n"
+		    "  -f, --force            write to a terminal\n"
+		    "  -h, --help             show this help\n"
+		    "  -k, --components K     mixture components (default 1)\n"
+		    "  -o, --output FILE      write FILE (through a temporary "
+		    "file), not stdout\n"
+		    "  -q, --quiet            no warnings, no progress\n"
+		    "  -S, --seed N           reproducible randomness: NOT "
+		    "private\n"
+		    "  -V, --version          show the version\n"
+		    "  -v, --verbose          log-likelihood per iteration, "
+		    "BIC, AIC, noise, times\n"
+		    "      --audit-repeat N   N independent DP-EM runs (tests "
+		    "only)\n"
+		    "      --by-label         one mixture per class of y, with "
+		    "class priors\n"
+		    "      --classes N        the classes are 0 .. N-1\n"
+		    "      --clip B           scale rows of L2 norm above B "
+		    "down to B (DP: required)\n"
+		    "      --covariance TYPE  full (default), diag or "
+		    "spherical\n"
+		    "      --dataset NAME     the protected dataset (default: "
+		    "from the input)\n"
+		    "      --init-means FILE  initial means (public), K x d\n"
+		    "      --iters N          exactly N iterations (DP: default "
+		    "10)\n"
+		    "      --level N          zstd level of the output (default "
+		    "1)\n"
+		    "      --max-iter N       iterations at most (default 100; "
+		    "not with DP)\n"
+		    "      --reg R            added to the covariances' diagonal "
+		    "(default 1e-6)\n"
+		    "      --restarts N       k-means++ starts, the best kept "
+		    "(default 1; not with DP)\n"
+		    "      --sigma Z          noise multiplier per iteration; 0: "
+		    "plain EM, NOT private\n"
+		    "      --split A,B,C      budget weights of counts, sums, "
+		    "second moments\n"
+		    "      --stats            also write the released statistics "
+		    "of every iteration\n"
+		    "      --tol T            convergence tolerance (default "
+		    "1e-3; not with DP)\n"
+		    "\n"
+		    "sample:\n"
+		    "      --model FILE       the fitted model\n"
+		    "      --n ROWS           rows to draw\n", fp);
+	exit(status);
+}
+
+static double
+now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void
+meta_setf(struct ts_meta *m, const char *key, const char *fmt, double v)
+{
+	if (ts_meta_setf(m, key, fmt, v) != 0)
+		cli_die(EX_OSERR, "out of memory");
+}
+
+/* ---- options ---- */
+
+static void
+parse_split(struct opts *o, const char *arg)
+{
+	const char *p = arg;
+	char *end;
+
+	for (int i = 0; i < NPARTS; i++) {
+		errno = 0;
+		o->split[i] = strtod(p, &end);
+		if (end == p || errno == ERANGE || !isfinite(o->split[i]) ||
+		    !(o->split[i] > 0))
+			cli_usage_error("invalid --split '%s': expected three "
+			    "positive weights A,B,C", arg);
+		p = end;
+		if (i < NPARTS - 1 && *p++ != ',')
+			cli_usage_error("invalid --split '%s': expected three "
+			    "positive weights A,B,C", arg);
+	}
+	if (*p != '\0')
+		cli_usage_error("invalid --split '%s': expected three positive "
+		    "weights A,B,C", arg);
+	o->has_split = 1;
+}
+
+static void
+check_options(struct opts *o)
+{
+	if (o->has_eps != o->has_delta)
+		cli_usage_error("--epsilon and --delta go together");
+	if (o->has_eps && o->has_sigma)
+		cli_usage_error("--epsilon and --sigma exclude each other");
+	if (!o->has_eps && !o->has_sigma)
+		cli_usage_error("no privacy parameters: give --epsilon and "
+		    "--delta, or --sigma (--sigma 0: plain EM, not private)");
+	o->dp = !(o->has_sigma && o->sigma == 0);
+	if (o->has_iters && (o->has_tol || o->has_max_iter))
+		cli_usage_error("--iters runs a fixed number of iterations: "
+		    "not with --tol or --max-iter");
+	if (o->restarts > 1 && o->init_means)
+		cli_usage_error("--restarts draws k-means++ starts: not with "
+		    "--init-means");
+	if (o->dp) {
+		if (!o->has_clip)
+			cli_usage_error("--clip is required: without a bound on "
+			    "the rows there is no sensitivity");
+		if (o->has_tol || o->has_max_iter)
+			cli_usage_error("--tol and --max-iter stop on the data: "
+			    "DP-EM runs a fixed number of --iters");
+		if (o->has_restarts)
+			cli_usage_error("--restarts picks the best start on the "
+			    "data: not with privacy");
+		if (!(o->reg > 0))
+			cli_usage_error("--reg must be positive with privacy: "
+			    "the noisy covariances need a floor");
+		if (!o->has_iters)
+			o->iters = 10;
+	} else {
+		if (o->audit)
+			cli_usage_error("--audit-repeat needs noise");
+		if (o->stats)
+			cli_usage_error("--stats writes released statistics: "
+			    "it needs privacy");
+		if (o->has_split)
+			cli_usage_error("--split weights the noise: not with "
+			    "--sigma 0");
+		if (o->unsafe)
+			cli_usage_error("--unsafe-test-miscalibrate needs "
+			    "noise");
+	}
+	if (o->has_classes && !o->by_label)
+		cli_usage_error("--classes applies to --by-label");
+	if (o->unsafe) {
+		const char *e = getenv(UNSAFE_ENV);
+		if (e == NULL || strcmp(e, "1") != 0)
+			cli_usage_error("--unsafe-test-miscalibrate is refused "
+			    "unless %s=1: it breaks the privacy guarantee "
+			    "(tests only)", UNSAFE_ENV);
+	}
+}
+
+/* ---- input ---- */
+
+/* Read the rows of tensor X (and y with need_y) into memory: EM visits
+ * them once per iteration, which a stream on stdin cannot replay. */
+static void
+read_input(struct ts_reader *r, struct data *dt, int need_y, int dp)
+{
+	struct tensor t, X = { 0 }, y = { 0 };
+	int rc, haveX = 0, havey = 0;
+	uint64_t ne;
+
+	while ((rc = ts_read_next(r, &t)) == 1) {
+		if (strcmp(t.name, "X") == 0 && !haveX) {
+			if (t.ndim != 2 || (t.dtype != TS_F32 &&
+			    t.dtype != TS_F64))
+				cli_die(EX_DATAERR, "%s: tensor 'X': expected f32 "
+				    "or f64 of 2 dimensions, got %s of %d",
+				    dt->label, ts_dtype_name(t.dtype), t.ndim);
+			if (t.dims[1] == 0 || t.dims[1] > MAX_FEATURES)
+				cli_die(EX_DATAERR, "%s: tensor 'X' has %llu "
+				    "columns: gmm-fit takes 1 to %d", dt->label,
+				    (unsigned long long)t.dims[1], MAX_FEATURES);
+			if ((rc = ts_read_data(r, &t)) != 0)
+				cli_rdie(r, rc);
+			X = t;
+			haveX = 1;
+		} else if (strcmp(t.name, "y") == 0 && need_y && !havey) {
+			if (t.ndim != 1 || (t.dtype != TS_I32 &&
+			    t.dtype != TS_I64 && t.dtype != TS_U8))
+				cli_die(EX_DATAERR, "%s: tensor 'y': expected i32, "
+				    "i64 or u8 of 1 dimension", dt->label);
+			if ((rc = ts_read_data(r, &t)) != 0)
+				cli_rdie(r, rc);
+			y = t;
+			havey = 1;
+		} else {
+			tensor_free(&t);
+		}
+	}
+	if (rc < 0)
+		cli_rdie(r, rc);
+	if (!haveX)
+		cli_die(EX_DATAERR, "%s: no tensor 'X'", dt->label);
+	if (need_y && !havey)
+		cli_die(EX_DATAERR, "%s: no tensor 'y' of labels (--by-label)",
+		    dt->label);
+	dt->d = (size_t)X.dims[1];
+	if (tensor_elems(&X, &ne) != 0 || ne > SIZE_MAX / sizeof(double))
+		cli_die(EX_DATAERR, "%s: tensor 'X' is too large", dt->label);
+	dt->n = (size_t)X.dims[0];
+	if (havey && y.dims[0] != X.dims[0])
+		cli_die(EX_DATAERR, "%s: tensor 'y' has %llu rows, 'X' %llu",
+		    dt->label, (unsigned long long)y.dims[0],
+		    (unsigned long long)X.dims[0]);
+	dt->X = cli_reallocarray(NULL, dt->n * dt->d, sizeof *dt->X);
+	for (size_t i = 0; i < dt->n; i++) {
+		double *x = dt->X + i * dt->d;
+		int bad = 0;
+
+		for (size_t a = 0; a < dt->d; a++) {
+			size_t e = i * dt->d + a;
+			x[a] = X.dtype == TS_F64 ? ((double *)X.data)[e] :
+			    ((float *)X.data)[e];
+			bad |= !isfinite(x[a]);
+		}
+		if (!bad)
+			continue;
+		/* Under privacy an error would tell about the row: it
+		 * becomes the zero row, as in covest. */
+		if (!dp)
+			cli_die(EX_DATAERR, "%s: tensor 'X': row %zu has a "
+			    "non-finite value", dt->label, i);
+		memset(x, 0, dt->d * sizeof *x);
+		dt->nonfinite++;
+	}
+	tensor_free(&X);
+	if (havey) {
+		const char *ln = ts_meta_get(&y.meta, "label.names");
+
+		dt->y = cli_reallocarray(NULL, dt->n ? dt->n : 1,
+		    sizeof *dt->y);
+		for (size_t i = 0; i < dt->n; i++) {
+			int64_t v = y.dtype == TS_I32 ?
+			    ((int32_t *)y.data)[i] : y.dtype == TS_I64 ?
+			    ((int64_t *)y.data)[i] : ((uint8_t *)y.data)[i];
+			/* -1 is never a class. */
+			dt->y[i] = v < 0 || v > INT32_MAX ? -1 : (int32_t)v;
+		}
+		if (ln != NULL)
+			dt->label_names = cli_strdup(ln);
+		tensor_free(&y);
+	}
+}
+
+/* The number of strings of a JSON array of strings (label.names), or 0
+ * when it is not one. */
+static size_t
+json_count(const char *s)
+{
+	size_t n = 0;
+
+	while (*s == ' ')
+		s++;
+	if (*s++ != '[')
+		return 0;
+	while (*s == ' ')
+		s++;
+	if (*s == ']')
+		return 0;
+	for (;;) {
+		while (*s == ' ')
+			s++;
+		if (*s++ != '"')
+			return 0;
+		while (*s != '"') {
+			if (*s == '\0')
+				return 0;
+			if (*s == '\\' && s[1] != '\0')
+				s++;
+			s++;
+		}
+		s++;
+		n++;
+		while (*s == ' ')
+			s++;
+		if (*s == ']')
+			return s[1] == '\0' ? n : 0;
+		if (*s++ != ',')
+			return 0;
+	}
+}
+
+/* Group the rows by class: classes 0 .. nclass-1 with --by-label (rows
+ * with other labels dropped under privacy, an error without), else one
+ * class of every row. */
+static void
+group_rows(struct data *dt, const struct opts *o)
+{
+	size_t n = dt->n, d = dt->d, C;
+	size_t *cnt, *pos;
+	double *G;
+
+	if (!o->by_label) {
+		dt->nclass = 1;
+		dt->start = cli_calloc(2, sizeof *dt->start);
+		dt->start[1] = n;
+		return;
+	}
+	if (o->has_classes) {
+		C = o->classes;
+	} else if (dt->label_names && json_count(dt->label_names) > 0) {
+		C = json_count(dt->label_names);
+	} else if (!o->dp) {
+		C = 0;
+		for (size_t i = 0; i < n; i++)
+			if (dt->y[i] >= 0 && (size_t)dt->y[i] + 1 > C)
+				C = (size_t)dt->y[i] + 1;
+		if (C == 0)
+			cli_die(EX_DATAERR, "%s: tensor 'y' holds no class",
+			    dt->label);
+	} else {
+		cli_usage_error("--classes is required: 'y' of %s has no "
+		    "label.names, and the classes must not be learnt from "
+		    "private labels", dt->label);
+	}
+	if (C > MAX_CLASSES)
+		cli_die(EX_DATAERR, "%s: %zu classes: gmm-fit takes at most %d",
+		    dt->label, C, MAX_CLASSES);
+	cnt = cli_calloc(C + 1, sizeof *cnt);
+	for (size_t i = 0; i < n; i++) {
+		if (dt->y[i] >= 0 && (size_t)dt->y[i] < C) {
+			cnt[dt->y[i]]++;
+		} else if (!o->dp) {
+			cli_die(EX_DATAERR, "%s: tensor 'y': row %zu: label %d "
+			    "is not a class 0 .. %zu", dt->label, i,
+			    (int)dt->y[i], C - 1);
+		} else {
+			dt->dropped++;
+		}
+	}
+	dt->nclass = C;
+	dt->start = cli_calloc(C + 1, sizeof *dt->start);
+	for (size_t c = 0; c < C; c++)
+		dt->start[c + 1] = dt->start[c] + cnt[c];
+	pos = cli_calloc(C, sizeof *pos);
+	G = cli_reallocarray(NULL, dt->start[C] ? dt->start[C] * d : 1,
+	    sizeof *G);
+	for (size_t i = 0; i < n; i++) {
+		int32_t c = dt->y[i];
+		if (c < 0 || (size_t)c >= C)
+			continue;
+		memcpy(G + (dt->start[c] + pos[c]++) * d, dt->X + i * d,
+		    d * sizeof *G);
+	}
+	free(dt->X);
+	dt->X = G;
+	free(cnt);
+	free(pos);
+}
+
+/* The initial means of --init-means: the first tensor, K x d values. */
+static double *
+read_init_means(struct ts_reader *r, const char *label, size_t k, size_t d)
+{
+	struct tensor t;
+	uint64_t ne;
+	double *m;
+	int rc;
+
+	if ((rc = ts_read_next(r, &t)) < 0)
+		cli_rdie(r, rc);
+	if (rc == 0)
+		cli_die(EX_DATAERR, "%s: --init-means: the stream holds no "
+		    "tensor", label);
+	if (t.dtype != TS_F32 && t.dtype != TS_F64)
+		cli_die(EX_DATAERR, "%s: --init-means: tensor '%s' is %s: "
+		    "expected f32 or f64", label, t.name,
+		    ts_dtype_name(t.dtype));
+	if (t.ndim != 2 || t.dims[1] != d ||
+	    (t.dims[0] != TS_UNKNOWN_ROWS && t.dims[0] != k))
+		cli_die(EX_DATAERR, "%s: --init-means: tensor '%s' must be "
+		    "%zu x %zu (components x features)", label, t.name, k, d);
+	if ((rc = ts_read_data(r, &t)) != 0)
+		cli_rdie(r, rc);
+	if (tensor_elems(&t, &ne) != 0 || ne != (uint64_t)k * d)
+		cli_die(EX_DATAERR, "%s: --init-means: tensor '%s' must be "
+		    "%zu x %zu (components x features)", label, t.name, k, d);
+	m = cli_reallocarray(NULL, k * d, sizeof *m);
+	for (size_t j = 0; j < k * d; j++) {
+		m[j] = t.dtype == TS_F64 ? ((double *)t.data)[j] :
+		    ((float *)t.data)[j];
+		if (!isfinite(m[j]))
+			cli_die(EX_DATAERR, "%s: --init-means: value %zu is not "
+			    "finite", label, j);
+	}
+	tensor_free(&t);
+	while ((rc = ts_read_next(r, &t)) == 1)
+		tensor_free(&t);
+	if (rc < 0)
+		cli_rdie(r, rc);
+	return m;
+}
+
+/* Refuse a side input that is the main input itself. */
+static void
+not_the_input(FILE *in, FILE *side, const char *opt, const char *path)
+{
+	struct stat a, b;
+
+	if (fstat(fileno(in), &a) == 0 && fstat(fileno(side), &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino && S_ISREG(a.st_mode))
+		cli_usage_error("%s '%s' is the input itself: the private rows "
+		    "cannot be declared public", opt, path);
+}
+
+/* The ledger of a side input: its releases, and its raw marks made
+ * aggregate (the output depends on all of its rows). */
+static void
+inherit_side(struct ts_meta *m, const struct ts_meta *src, const char *label)
+{
+	struct ts_meta tmp = { 0 };
+	char err[256];
+
+	for (size_t i = 0; i < src->n; i++) {
+		const char *k = src->kv[i].key;
+		if (strncmp(k, "dp.raw.", 7) == 0) {
+			if (ledger_mark_raw(m, k + 7, LEDGER_AGGREGATE, err,
+			    sizeof err) != 0)
+				cli_die(EX_DATAERR, "%s: %s", label, err);
+		} else if (strncmp(k, "dp.", 3) == 0) {
+			cli_meta_set(&tmp, k, src->kv[i].val);
+		}
+	}
+	cli_inherit(m, &tmp, label);
+	ts_meta_free(&tmp);
+}
+
+/* ---- output ---- */
+
+struct out {
+	struct ts_writer *w;
+	uint64_t audit;			/* 0, or --audit-repeat */
+};
+
+static void
+put_tensor(struct out *ot, const char *base, uint64_t rep, int ndim,
+    const uint64_t *dims, double *data, const struct ts_meta *meta)
+{
+	struct tensor t;
+	char name[TS_MAX_NAME + 1];
+	int rc;
+
+	if (ot->audit)
+		snprintf(name, sizeof name, "%s/%llu", base,
+		    (unsigned long long)rep);
+	else
+		snprintf(name, sizeof name, "%s", base);
+	if (tensor_init(&t, name, TS_F64, ndim, dims) != 0)
+		cli_die(EX_SOFTWARE, "bad tensor header for '%s'", name);
+	if (meta && ts_meta_merge(&t.meta, meta, "", NULL) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	t.data = data;
+	if ((rc = ts_write_tensor(ot->w, &t)) != 0)
+		cli_wdie(ot->w, rc);
+	t.data = NULL;
+	tensor_free(&t);
+}
+
+/* Write the mixture of class label c. */
+static void
+put_model(struct out *ot, int c, uint64_t rep, const struct gmm *g,
+    const struct ts_meta *wmeta)
+{
+	char base[64];
+	uint64_t dims[3] = { g->k, g->d, g->d };
+	int nd = g->type == GMM_FULL ? 3 : g->type == GMM_DIAG ? 2 : 1;
+
+	snprintf(base, sizeof base, "gmm/%d/weights", c);
+	put_tensor(ot, base, rep, 1, dims, g->w, wmeta);
+	snprintf(base, sizeof base, "gmm/%d/means", c);
+	put_tensor(ot, base, rep, 2, dims, g->mu, NULL);
+	snprintf(base, sizeof base, "gmm/%d/covs", c);
+	put_tensor(ot, base, rep, nd, dims, g->cov, NULL);
+}
+
+/* ---- maximum likelihood (--sigma 0) ---- */
+
+struct vctx {
+	size_t cls, start, starts;
+};
+
+static void
+on_iter(void *arg, size_t it, double ll)
+{
+	const struct vctx *v = arg;
+
+	if (v->starts > 1)
+		fprintf(stderr, "%s: class %zu: start %zu: iteration %zu: "
+		    "log-likelihood %.17g\n", cli_prog(), v->cls, v->start, it,
+		    ll);
+	else
+		fprintf(stderr, "%s: class %zu: iteration %zu: log-likelihood "
+		    "%.17g\n", cli_prog(), v->cls, it, ll);
+}
+
+struct fit {
+	double ll;			/* mean log-likelihood of the model */
+	double bic, aic;
+	size_t iters;			/* of the start kept */
+	size_t all_iters;		/* of all starts */
+	int converged;
+	double secs;			/* in EM iterations */
+};
+
+/* Fit class c's mixture by EM with restarts; g receives the best. */
+static void
+fit_ml(const struct opts *o, struct rng *rng, const struct data *dt,
+    size_t c, const double *init, struct gmm *g, struct fit *f,
+    int threads)
+{
+	size_t n = dt->start[c + 1] - dt->start[c], d = dt->d, k = o->k;
+	size_t starts = o->restarts ? o->restarts : 1, bad = 0;
+	double *X = dt->X + dt->start[c] * d, *ctr, *cen, best = -INFINITY;
+	double ll, t0;
+	struct gmm cur;
+	struct gmm_work *w;
+	struct gmm_em_opts eo = { .tol = o->tol, .max_iter = o->has_iters ?
+	    o->iters : o->max_iter, .fixed = o->has_iters, .reg = o->reg };
+	struct gmm_em_result res;
+	struct vctx v = { c, 0, starts };
+	int rc;
+
+	if (n < k)
+		cli_die(EX_DATAERR, "%s: class %zu has %zu rows, fewer than the "
+		    "%zu components", dt->label, c, n, k);
+	if (gmm_alloc(&cur, k, d, o->cov) != 0 ||
+	    gmm_work_new(&w, k, d, o->cov, threads) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	/* EM on rows centred on their mean (translation does not change
+	 * the fit, and it keeps x U^-1 - mu U^-1 free of cancellation),
+	 * moved back at the end. */
+	ctr = cli_calloc(d, sizeof *ctr);
+	for (size_t i = 0; i < n; i++)
+		for (size_t a = 0; a < d; a++)
+			ctr[a] += X[i * d + a];
+	for (size_t a = 0; a < d; a++)
+		ctr[a] /= (double)n;
+	for (size_t i = 0; i < n; i++)
+		for (size_t a = 0; a < d; a++)
+			X[i * d + a] -= ctr[a];
+	cen = cli_reallocarray(NULL, k * d, sizeof *cen);
+	if (o->verbose) {
+		eo.on_iter = on_iter;
+		eo.arg = &v;
+	}
+	f->secs = 0;
+	f->all_iters = 0;
+	for (size_t s = 0; s < starts; s++) {
+		v.start = s + 1;
+		if (init) {
+			for (size_t j = 0; j < k; j++)
+				for (size_t a = 0; a < d; a++)
+					cen[j * d + a] = init[j * d + a] -
+					    ctr[a];
+		} else {
+			gmm_kmeanspp(rng, X, n, d, k, cen);
+		}
+		if (gmm_init_centers(&cur, X, n, cen, o->reg) != 0)
+			cli_die(EX_OSERR, "out of memory");
+		t0 = now();
+		rc = gmm_em(&cur, w, X, n, &eo, &res);
+		f->secs += now() - t0;
+		f->all_iters += res.iters;
+		if (rc == GMM_E_NOTPD)
+			cli_die(EX_DATAERR, "%s: class %zu: component %zu: the "
+			    "covariance is not positive definite (try a larger "
+			    "--reg)", dt->label, c, res.bad);
+		if (rc != 0)
+			cli_die(rc == GMM_E_NOMEM ? EX_OSERR : EX_DATAERR,
+			    "%s: class %zu: EM: %s", dt->label, c,
+			    gmm_strerror(rc));
+		if (s == 0 || res.ll > best) {
+			best = res.ll;
+			gmm_copy(g, &cur);
+			f->iters = res.iters;
+			f->converged = res.converged;
+		}
+	}
+	if (!f->converged && !o->has_iters)
+		cli_warn("class %zu: EM did not converge in %zu iterations "
+		    "(raise --max-iter or --tol)", c, o->max_iter);
+	/* The log-likelihood of the model written (after its M-step). */
+	rc = gmm_pass(w, g, X, n, NULL, &ll, &bad);
+	if (rc == GMM_E_NOTPD)
+		cli_die(EX_DATAERR, "%s: class %zu: component %zu: the "
+		    "covariance is not positive definite (try a larger --reg)",
+		    dt->label, c, bad);
+	if (rc != 0)
+		cli_die(rc == GMM_E_NOMEM ? EX_OSERR : EX_DATAERR, "%s: class "
+		    "%zu: %s", dt->label, c, gmm_strerror(rc));
+	f->ll = ll / (double)n;
+	/* As scikit-learn: -2 log L + p log n, and -2 log L + 2 p. */
+	f->bic = -2 * ll + gmm_nparams(g) * log((double)n);
+	f->aic = -2 * ll + 2 * gmm_nparams(g);
+	/* The rows stay centred: they are not used again. */
+	for (size_t j = 0; j < k; j++)
+		for (size_t a = 0; a < d; a++)
+			g->mu[j * d + a] += ctr[a];
+	free(ctr);
+	free(cen);
+	gmm_free(&cur);
+	gmm_work_free(w);
+}
+
+/* ---- DP-EM ---- */
+
+/*
+ * The sensitivity of one iteration.  Adding or removing a row x (clipped,
+ * ||x|| <= B) with responsibilities r_1 .. r_K (r_j >= 0, sum 1) changes
+ * the counts by the vector r, the sums by r_j x and the second moments by
+ * r_j x x^T (component j), and nothing else: with --by-label the row only
+ * enters its own class's statistics.  The responsibilities are computed
+ * from the parameters of the previous iteration, which are released
+ * values (post-processing), so the other rows' contributions do not move.
+ * Since sum_j r_j^2 <= (sum_j r_j)^2 = 1, the parts move by at most
+ *   counts:  ||r|| <= 1
+ *   sums:    sqrt(sum_j r_j^2 ||x||^2) <= B
+ *   moments: sqrt(sum_j r_j^2 ||m(x)||^2) <= B^2
+ * where m(x) are the values released of x x^T: its upper triangle, of
+ * squared norm (||x||^4 + sum_a x_a^4) / 2 <= ||x||^4; its diagonal,
+ * sum_a x_a^4 <= ||x||^4; or its trace ||x||^2.  Together: the joint
+ * sensitivity sqrt(1 + B^2 + B^4) of Park et al. (2017) when all parts
+ * share one noise scale, and in general mu^2 = sum_p (D_p / sigma_p)^2
+ * (jgauss.h).  The iterations compose in RDP: T times the Gaussian curve.
+ */
+static void
+plan_noise(struct plan *pl, const struct opts *o, size_t nclass, size_t d)
+{
+	static const double def[NPARTS] = { 1, 1, 1 };
+	double B = o->clip, wsum = 0;
+	size_t ck = nclass * o->k, bad;
+	int rc;
+
+	memset(pl, 0, sizeof *pl);
+	pl->delta2_true[P_CNT] = 1;
+	pl->delta2_true[P_SUM] = B;
+	pl->delta2_true[P_MOM] = B * B;
+	for (int i = 0; i < NPARTS; i++) {
+		pl->p[i].w = o->has_split ? o->split[i] : def[i];
+		wsum += pl->p[i].w;
+		pl->p[i].delta2 = pl->delta2_true[i];
+	}
+	for (int i = 0; i < NPARTS; i++)
+		pl->p[i].w /= wsum;
+	/* The broken variant of the audit: the second moments calibrated
+	 * as if one row moved them by B, not B^2. */
+	if (o->unsafe)
+		pl->p[P_MOM].delta2 = B;
+	pl->p[P_CNT].nent = ck;
+	pl->p[P_SUM].nent = (uint64_t)ck * d;
+	pl->p[P_MOM].nent = (uint64_t)ck * gmm_mom_len(o->cov, d);
+	if (o->has_sigma) {
+		pl->z = o->sigma;
+	} else if (jgauss_calibrate_rdp(o->epsilon, o->delta,
+	    (double)o->iters, &pl->z) != 0) {
+		cli_usage_error("--epsilon %g --delta %g over %zu iterations "
+		    "needs a noise multiplier above %g", o->epsilon, o->delta,
+		    o->iters, pl->z);
+	}
+	rc = jgauss_plan(pl->p, NPARTS, pl->z, o->has_sigma ? JGAUSS_MU :
+	    JGAUSS_RDP, o->epsilon, o->delta, (double)o->iters, &pl->mu,
+	    &bad);
+	if (rc != 0 && bad >= NPARTS)
+		cli_die(EX_SOFTWARE, "cannot convert the RDP curve");
+	if (rc != 0)
+		cli_usage_error("the noise of the %s is out of range (check "
+		    "--clip and --sigma)", part_name[bad]);
+}
+
+/* Noise one part in place: x_i rounded to the grid plus integer noise
+ * (covnoise: the exact discrete Gaussian of noise_add_dgauss). */
+static void
+add_noise(struct rng *rng, const struct plan *pl, int part, double *x,
+    size_t n, int64_t *k)
+{
+	int rc;
+
+	if ((rc = covnoise_draw(rng, pl->p[part].sigma, k, n)) == 0)
+		rc = covnoise_apply(x, n, pl->p[part].sigma, k);
+	if (rc == NOISE_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc != 0)
+		cli_die(EX_SOFTWARE, "noise of the %s: %s: nothing was released",
+		    part_name[part], noise_strerror(rc));
+}
+
+struct dpem {
+	const struct opts *o;
+	const struct data *dt;
+	const struct plan *pl;
+	const double *init;		/* --init-means, or NULL */
+	size_t C, k, d, ml;
+	struct gmm *g;			/* C mixtures */
+	struct gmm_stats *st;		/* C statistics, at the origin */
+	struct gmm_work *w;
+	double *cnt, *sum, *mom;	/* the parts of all classes */
+	int64_t *kbuf;
+	double *trace;			/* --stats: C x T x K x (1+d+ml) */
+	double secs;
+};
+
+/* One DP-EM run: T iterations from a data-independent start. */
+static void
+dpem_run(struct dpem *e, struct rng *rng)
+{
+	const struct opts *o = e->o;
+	size_t C = e->C, k = e->k, d = e->d, ml = e->ml, bad = 0;
+	size_t row = 1 + d + ml;
+	double B = o->clip, t0 = now();
+
+	for (size_t c = 0; c < C; c++) {
+		struct gmm *g = &e->g[c];
+		size_t cl = gmm_cov_len(o->cov, d);
+
+		for (size_t j = 0; j < k; j++) {
+			g->w[j] = 1 / (double)k;
+			if (e->init)
+				memcpy(g->mu + j * d, e->init + j * d,
+				    d * sizeof *g->mu);
+			else
+				gmm_ball(rng, d, B, g->mu + j * d);
+			/* The covariance of rows spread over the ball. */
+			for (size_t a = 0; a < cl; a++)
+				g->cov[j * cl + a] = o->cov == GMM_FULL ?
+				    (a % (d + 1) == 0 ? B * B / (double)d : 0) :
+				    B * B / (double)d;
+		}
+	}
+	for (size_t t = 0; t < o->iters; t++) {
+		for (size_t c = 0; c < C; c++) {
+			size_t n = e->dt->start[c + 1] - e->dt->start[c];
+			double ll;
+			int rc = gmm_pass(e->w, &e->g[c], e->dt->X +
+			    e->dt->start[c] * d, n, &e->st[c], &ll, &bad);
+
+			/* The covariances are released values with
+			 * eigenvalues >= reg > 0, so they factor; the
+			 * log-likelihood is not used (and not released), so
+			 * GMM_E_NUMERIC is no failure here. */
+			if (rc == GMM_E_NOMEM)
+				cli_die(EX_OSERR, "out of memory");
+			if (rc != 0 && rc != GMM_E_NUMERIC)
+				cli_die(EX_SOFTWARE, "DP-EM: class %zu: %s", c,
+				    gmm_strerror(rc));
+			gmm_stats_pack(&e->st[c], e->cnt + c * k,
+			    e->sum + c * k * d, e->mom + c * k * ml);
+		}
+		/* The release of iteration t: counts, sums, moments. */
+		add_noise(rng, e->pl, P_CNT, e->cnt, C * k, e->kbuf);
+		add_noise(rng, e->pl, P_SUM, e->sum, C * k * d, e->kbuf);
+		add_noise(rng, e->pl, P_MOM, e->mom, C * k * ml, e->kbuf);
+		for (size_t c = 0; c < C; c++) {
+			gmm_stats_unpack(&e->st[c], e->cnt + c * k,
+			    e->sum + c * k * d, e->mom + c * k * ml);
+			if (e->trace) {
+				double *tr = e->trace + ((c * o->iters + t) *
+				    k) * row;
+				for (size_t j = 0; j < k; j++) {
+					tr[j * row] = e->cnt[c * k + j];
+					memcpy(tr + j * row + 1, e->sum +
+					    (c * k + j) * d, d * sizeof *tr);
+					memcpy(tr + j * row + 1 + d, e->mom +
+					    (c * k + j) * ml, ml * sizeof *tr);
+				}
+			}
+			if (gmm_mstep_dp(&e->g[c], &e->st[c], o->reg, B) != 0)
+				cli_die(EX_SOFTWARE, "DP-EM: class %zu: the "
+				    "eigensolver failed", c);
+		}
+	}
+	e->secs += now() - t0;
+}
+
+static void
+set_param(struct ledger_entry *e, const char *key, double v)
+{
+	if (ts_meta_setf(&e->params, key, "%.17g", v) != 0)
+		cli_die(EX_OSERR, "out of memory");
+}
+
+static void
+record_release(struct ts_meta *m, struct rng *rng, const char *dataset,
+    const struct plan *pl, const struct opts *o)
+{
+	static const char *const sig[NPARTS] = { "sigma_count", "sigma_sum",
+	    "sigma" };
+	static const char *const sen[NPARTS] = { "l2_sensitivity_count",
+	    "l2_sensitivity_sum", "l2_sensitivity" };
+	static const char *const grd[NPARTS] = { "grid_count", "grid_sum",
+	    "grid" };
+	static const char *const wgt[NPARTS] = { "weight_count", "weight_sum",
+	    "weight_moments" };
+	struct ledger_entry e;
+	const double *ord;
+	double reps = o->audit ? (double)o->audit : 1;
+	size_t no;
+
+	dpcli_entry(&e, rng, dataset, "gaussian");
+	ord = rdp_default_orders(&no);
+	e.norders = no;
+	for (size_t i = 0; i < no; i++)
+		e.orders[i] = ord[i];
+	/* T iterations of one Gaussian mechanism each, per release. */
+	jgauss_rdp_curve(pl->mu, (double)o->iters * reps, e.rdp);
+	for (int i = 0; i < NPARTS; i++) {
+		set_param(&e, sig[i], pl->p[i].sigma);
+		set_param(&e, sen[i], pl->p[i].sens);
+		set_param(&e, grd[i], pl->p[i].grid);
+		set_param(&e, wgt[i], pl->p[i].w);
+	}
+	set_param(&e, "clip", o->clip);
+	set_param(&e, "noise_multiplier", 1 / pl->mu);
+	set_param(&e, "steps", (double)o->iters);
+	set_param(&e, "components", (double)o->k);
+	if (o->audit)
+		set_param(&e, "audit_releases", reps);
+	if (o->unsafe)
+		set_param(&e, "unsafe_test_moments_b", 1);
+	dpcli_release(m, &e);
+	ts_meta_free(&e.params);
+}
+
+/* ---- sampling ---- */
+
+/* Parse a comma-separated list of n numbers (gmm.classes, gmm.priors). */
+static size_t
+parse_list(const char *s, double *v, size_t cap, const char *label,
+    const char *key)
+{
+	size_t n = 0;
+	char *end;
+
+	for (;;) {
+		if (n == cap)
+			cli_die(EX_DATAERR, "%s: %s: more than %zu values", label,
+			    key, cap);
+		errno = 0;
+		v[n] = strtod(s, &end);
+		if (end == s || errno == ERANGE || !isfinite(v[n]))
+			cli_die(EX_DATAERR, "%s: %s: '%s' is not a list of "
+			    "numbers", label, key, s);
+		n++;
+		if (*end == '\0')
+			return n;
+		if (*end != ',')
+			cli_die(EX_DATAERR, "%s: %s: '%s' is not a list of "
+			    "numbers", label, key, s);
+		s = end + 1;
+	}
+}
+
+static const struct tensor *
+find_tensor(const struct tensor *t, size_t nt, const char *name,
+    const char *label)
+{
+	for (size_t i = 0; i < nt; i++)
+		if (strcmp(t[i].name, name) == 0)
+			return &t[i];
+	cli_die(EX_DATAERR, "%s: --model: no tensor '%s'", label, name);
+}
+
+/* Load the mixture of class c from the model's tensors. */
+static void
+load_class(struct gmm *g, const struct tensor *t, size_t nt, int c,
+    int cov, const char *label)
+{
+	char name[64];
+	const struct tensor *w, *m, *v;
+	size_t k, d;
+	double tot = 0;
+
+	snprintf(name, sizeof name, "gmm/%d/weights", c);
+	w = find_tensor(t, nt, name, label);
+	snprintf(name, sizeof name, "gmm/%d/means", c);
+	m = find_tensor(t, nt, name, label);
+	snprintf(name, sizeof name, "gmm/%d/covs", c);
+	v = find_tensor(t, nt, name, label);
+	if (w->dtype != TS_F64 || m->dtype != TS_F64 || v->dtype != TS_F64)
+		cli_die(EX_DATAERR, "%s: --model: the tensors of class %d must "
+		    "be f64", label, c);
+	if (w->ndim != 1 || m->ndim != 2 || m->dims[0] != w->dims[0] ||
+	    w->dims[0] == 0 || w->dims[0] > MAX_K || m->dims[1] == 0 ||
+	    m->dims[1] > MAX_FEATURES)
+		cli_die(EX_DATAERR, "%s: --model: class %d: weights [K] and "
+		    "means [K, d] do not fit", label, c);
+	k = (size_t)w->dims[0];
+	d = (size_t)m->dims[1];
+	if (cov == GMM_FULL ? v->ndim != 3 || v->dims[0] != k ||
+	    v->dims[1] != d || v->dims[2] != d : cov == GMM_DIAG ?
+	    v->ndim != 2 || v->dims[0] != k || v->dims[1] != d :
+	    v->ndim != 1 || v->dims[0] != k)
+		cli_die(EX_DATAERR, "%s: --model: class %d: tensor 'covs' does "
+		    "not have the shape of %s covariances", label, c,
+		    gmm_cov_name(cov));
+	if (gmm_alloc(g, k, d, cov) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	memcpy(g->w, w->data, k * sizeof *g->w);
+	memcpy(g->mu, m->data, k * d * sizeof *g->mu);
+	memcpy(g->cov, v->data, k * gmm_cov_len(cov, d) * sizeof *g->cov);
+	for (size_t j = 0; j < k; j++) {
+		if (!(g->w[j] >= 0) || !isfinite(g->w[j]))
+			cli_die(EX_DATAERR, "%s: --model: class %d: weight %zu "
+			    "is not a non-negative number", label, c, j);
+		tot += g->w[j];
+	}
+	if (!(tot > 0))
+		cli_die(EX_DATAERR, "%s: --model: class %d: the weights sum to "
+		    "0", label, c);
+	for (size_t j = 0; j < k * d; j++)
+		if (!isfinite(g->mu[j]))
+			cli_die(EX_DATAERR, "%s: --model: class %d: a mean is "
+			    "not finite", label, c);
+}
+
+static int
+sample_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "level", required_argument, NULL, OPT_LEVEL },
+		{ "model", required_argument, NULL, OPT_MODEL },
+		{ "n", required_argument, NULL, OPT_N },
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *output = NULL, *level = NULL, *seed = NULL, *model = NULL;
+	const char *mlabel, *cov_s, *cls_s, *pri_s;
+	static const char *const covs[] = { "full", "diag", "spherical",
+	    NULL };
+	int force = 0, ch, rc, cov = -1;
+	long long nrows = -1;
+	FILE *mfp, *ofp;
+	struct ts_reader *r;
+	struct ts_writer *w;
+	struct tensor *t = NULL, hx, hy;
+	struct ts_meta meta = { 0 };
+	struct rng *rng;
+	struct gmm *g;
+	struct gmm_work **wk;
+	size_t nt = 0, C, d = 0, bad;
+	double *cls, *pri;
+	int32_t *y;
+	float *blk;
+	uint64_t dims[2];
+
+	while ((ch = getopt_long(argc, argv, "fho:qS:V", longopts, NULL)) !=
+	    -1) {
+		switch (ch) {
+		case 'f':
+			force = 1;
+			break;
+		case 'h':
+			usage(0);
+		case 'o':
+			output = optarg;
+			break;
+		case 'q':
+			cli_set_quiet(1);
+			break;
+		case 'S':
+			(void)dpcli_seed_arg(optarg);
+			seed = optarg;
+			break;
+		case 'V':
+			cli_version();
+		case OPT_LEVEL:
+			level = cli_level_arg(optarg);
+			break;
+		case OPT_MODEL:
+			model = optarg;
+			break;
+		case OPT_N:
+			nrows = cli_ll("--n", optarg, 1, MAX_SAMPLE);
+			break;
+		default:
+			usage(EX_USAGE);
+		}
+	}
+	if (optind != argc)
+		usage(EX_USAGE);
+	if (model == NULL)
+		cli_usage_error("sample: --model is required");
+	if (nrows < 0)
+		cli_usage_error("sample: --n is required");
+	if (strcmp(model, "-") == 0)
+		cli_usage_error("sample: --model needs a file, not stdin");
+	mfp = cli_open_in(model, &mlabel);
+	ofp = cli_out_open(output, force);
+	/* Sampling is post-processing of the model: a seed makes it
+	 * reproducible without touching the privacy of the release. */
+	rc = seed ? rng_new_seeded(&rng, dpcli_seed_arg(seed), WORK_ITEM
+	    "/sample") : rng_new(&rng);
+	if (rc == RNG_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc != 0)
+		cli_die(EX_OSERR, "no secure randomness: %s", rng_strerror(rc));
+
+	r = cli_reader(mfp, mlabel);
+	if ((rc = ts_read_all(r, &t, &nt)) != 0)
+		cli_rdie(r, rc);
+	cov_s = ts_meta_get(ts_reader_meta(r), "gmm.covariance");
+	cls_s = ts_meta_get(ts_reader_meta(r), "gmm.classes");
+	pri_s = ts_meta_get(ts_reader_meta(r), "gmm.priors");
+	if (cov_s == NULL || cls_s == NULL || pri_s == NULL)
+		cli_die(EX_DATAERR, "%s: --model: no gmm.covariance, gmm.classes "
+		    "or gmm.priors: not a gmm-fit model", mlabel);
+	for (int i = 0; covs[i]; i++)
+		if (strcmp(cov_s, covs[i]) == 0)
+			cov = i;
+	if (cov < 0)
+		cli_die(EX_DATAERR, "%s: --model: gmm.covariance '%s' is not "
+		    "full, diag or spherical", mlabel, cov_s);
+	cls = cli_reallocarray(NULL, MAX_CLASSES, sizeof *cls);
+	pri = cli_reallocarray(NULL, MAX_CLASSES, sizeof *pri);
+	C = parse_list(cls_s, cls, MAX_CLASSES, mlabel, "gmm.classes");
+	if (parse_list(pri_s, pri, MAX_CLASSES, mlabel, "gmm.priors") != C)
+		cli_die(EX_DATAERR, "%s: --model: gmm.priors and gmm.classes "
+		    "differ in length", mlabel);
+	{
+		double tot = 0;
+		for (size_t c = 0; c < C; c++) {
+			if (cls[c] != floor(cls[c]) || cls[c] < 0 ||
+			    cls[c] > INT32_MAX)
+				cli_die(EX_DATAERR, "%s: --model: gmm.classes: "
+				    "'%.17g' is not a label", mlabel, cls[c]);
+			if (!(pri[c] >= 0))
+				cli_die(EX_DATAERR, "%s: --model: gmm.priors: "
+				    "a prior is negative", mlabel);
+			tot += pri[c];
+		}
+		if (!(tot > 0))
+			cli_die(EX_DATAERR, "%s: --model: the priors sum to 0",
+			    mlabel);
+	}
+	g = cli_calloc(C, sizeof *g);
+	wk = cli_calloc(C, sizeof *wk);
+	for (size_t c = 0; c < C; c++) {
+		load_class(&g[c], t, nt, (int)cls[c], cov, mlabel);
+		if (c > 0 && g[c].d != g[0].d)
+			cli_die(EX_DATAERR, "%s: --model: the classes have "
+			    "different numbers of features", mlabel);
+		if (gmm_work_new(&wk[c], g[c].k, g[c].d, cov, 1) != 0)
+			cli_die(EX_OSERR, "out of memory");
+		if (gmm_sample_prepare(wk[c], &g[c], &bad) != 0)
+			cli_die(EX_DATAERR, "%s: --model: class %d: component "
+			    "%zu: the covariance is not positive definite",
+			    mlabel, (int)cls[c], bad);
+	}
+	d = g[0].d;
+	cli_inherit(&meta, ts_reader_meta(r), mlabel);
+	{
+		struct ts_meta prov = { 0 };
+		cli_prov(&meta);
+		cli_prov_input(&prov, 0, mlabel, ts_reader_digest(r));
+		if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
+			cli_die(EX_OSERR, "out of memory");
+		ts_meta_free(&prov);
+	}
+
+	/* The classes first (their indices, labels at the end), then the
+	 * rows. */
+	y = cli_reallocarray(NULL, (size_t)nrows, sizeof *y);
+	for (size_t i = 0; i < (size_t)nrows; i++)
+		y[i] = (int32_t)gmm_draw_index(rng, pri, C);
+	w = cli_writer(ofp, level);
+	dims[0] = (uint64_t)nrows;
+	dims[1] = d;
+	if (tensor_init(&hx, "X", TS_F32, 2, dims) != 0)
+		cli_die(EX_SOFTWARE, "bad tensor header");
+	if ((rc = ts_write_begin(w, &hx)) != 0)
+		cli_wdie(w, rc);
+	blk = cli_reallocarray(NULL, (size_t)SAMPLE_BLOCK * d, sizeof *blk);
+	{
+		double *x = cli_reallocarray(NULL, d, sizeof *x);
+		size_t m = 0;
+
+		for (size_t i = 0; i < (size_t)nrows; i++) {
+			size_t c = (size_t)y[i], j;
+
+			j = gmm_draw_index(rng, g[c].w, g[c].k);
+			gmm_sample_row(wk[c], &g[c], rng, j, x);
+			for (size_t a = 0; a < d; a++)
+				blk[m * d + a] = (float)x[a];
+			if (++m == SAMPLE_BLOCK || i + 1 == (size_t)nrows) {
+				if ((rc = ts_write_rows(w, blk, m)) != 0)
+					cli_wdie(w, rc);
+				m = 0;
+			}
+		}
+		free(x);
+	}
+	if ((rc = ts_write_end(w)) != 0)
+		cli_wdie(w, rc);
+	tensor_free(&hx);
+	for (size_t i = 0; i < (size_t)nrows; i++)
+		y[i] = (int32_t)cls[y[i]];
+	dims[0] = (uint64_t)nrows;
+	if (tensor_init(&hy, "y", TS_I32, 1, dims) != 0)
+		cli_die(EX_SOFTWARE, "bad tensor header");
+	{
+		const char *ln = ts_meta_get(ts_reader_meta(r),
+		    "gmm.label_names");
+		if (ln != NULL)
+			cli_meta_set(&hy.meta, "label.names", ln);
+	}
+	hy.data = y;
+	if ((rc = ts_write_tensor(w, &hy)) != 0)
+		cli_wdie(w, rc);
+	hy.data = NULL;
+	tensor_free(&hy);
+	if ((rc = ts_write_meta(w, &meta)) != 0 ||
+	    (rc = ts_writer_finish(w)) != 0)
+		cli_wdie(w, rc);
+	ts_writer_close(w);
+	for (size_t c = 0; c < C; c++) {
+		gmm_free(&g[c]);
+		gmm_work_free(wk[c]);
+	}
+	for (size_t i = 0; i < nt; i++)
+		tensor_free(&t[i]);
+	free(t);
+	free(g);
+	free(wk);
+	free(cls);
+	free(pri);
+	free(y);
+	free(blk);
+	ts_meta_free(&meta);
+	ts_reader_close(r);
+	cli_close_in(mfp);
+	rng_free(rng);
+	cli_out_commit();
+	return 0;
+}
+
+/* ---- main ---- */
+
+int
+main(int argc, char **argv)
+{
+	static const char *const covs[] = { "full", "diag", "spherical",
+	    NULL };
+	static const char *const unsafe[] = { "moments-b", NULL };
+	static const struct option longopts[] = {
+		{ "audit-repeat", required_argument, NULL, OPT_AUDIT },
+		{ "by-label", no_argument, NULL, OPT_BY_LABEL },
+		{ "classes", required_argument, NULL, OPT_CLASSES },
+		{ "clip", required_argument, NULL, OPT_CLIP },
+		{ "components", required_argument, NULL, 'k' },
+		{ "covariance", required_argument, NULL, OPT_COVARIANCE },
+		{ "dataset", required_argument, NULL, OPT_DATASET },
+		{ "delta", required_argument, NULL, 'd' },
+		{ "epsilon", required_argument, NULL, 'e' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "init-means", required_argument, NULL, OPT_INIT_MEANS },
+		{ "iters", required_argument, NULL, OPT_ITERS },
+		{ "level", required_argument, NULL, OPT_LEVEL },
+		{ "max-iter", required_argument, NULL, OPT_MAX_ITER },
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "reg", required_argument, NULL, OPT_REG },
+		{ "restarts", required_argument, NULL, OPT_RESTARTS },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "sigma", required_argument, NULL, OPT_SIGMA },
+		{ "split", required_argument, NULL, OPT_SPLIT },
+		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "tol", required_argument, NULL, OPT_TOL },
+		{ "unsafe-test-miscalibrate", required_argument, NULL,
+		    OPT_UNSAFE },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct opts o = { .k = 1, .reg = 1e-6, .tol = 1e-3, .max_iter = 100,
+	    .restarts = 1, .cov = GMM_FULL };
+	struct data dt = { 0 };
+	struct ts_reader *r, *ri = NULL;
+	struct ts_meta meta = { 0 }, prov = { 0 };
+	struct rng *rng;
+	struct out ot = { 0 };
+	struct gmm *g;
+	struct fit *fits = NULL;
+	struct plan pl;
+	struct dpem e = { 0 };
+	const char *label, *ilabel = NULL, *dataset;
+	FILE *in, *ifp = NULL, *ofp;
+	double *init = NULL, *priors, t_start = now();
+	char err[256];
+	int ch, threads, nin = 0;
+
+	cli_init(argv[0], argc, argv);
+	if (argc > 1 && strcmp(argv[1], "sample") == 0)
+		return sample_main(argc - 1, argv + 1);
+	while ((ch = getopt_long(argc, argv, "d:e:fhk:o:qS:Vv", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'd':
+			o.delta = cli_double("--delta", optarg, 0, 1);
+			if (!(o.delta > 0 && o.delta < 1))
+				cli_usage_error("invalid --delta '%s': must lie "
+				    "strictly between 0 and 1", optarg);
+			o.has_delta = 1;
+			break;
+		case 'e':
+			o.epsilon = cli_double("--epsilon", optarg, 0, EPS_MAX);
+			if (!(o.epsilon > 0))
+				cli_usage_error("invalid --epsilon '%s': must be "
+				    "positive", optarg);
+			o.has_eps = 1;
+			break;
+		case 'f':
+			o.force = 1;
+			break;
+		case 'h':
+			usage(0);
+		case 'k':
+			o.k = (size_t)cli_ll("--components", optarg, 1, MAX_K);
+			break;
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'q':
+			o.quiet = 1;
+			break;
+		case 'S':
+			(void)dpcli_seed_arg(optarg);
+			o.seed = optarg;
+			break;
+		case 'V':
+			cli_version();
+		case 'v':
+			o.verbose = 1;
+			break;
+		case OPT_AUDIT:
+			o.audit = (uint64_t)cli_ll("--audit-repeat", optarg, 1,
+			    MAX_AUDIT);
+			break;
+		case OPT_BY_LABEL:
+			o.by_label = 1;
+			break;
+		case OPT_CLASSES:
+			o.classes = (size_t)cli_ll("--classes", optarg, 1,
+			    MAX_CLASSES);
+			o.has_classes = 1;
+			break;
+		case OPT_CLIP:
+			o.clip = cli_double("--clip", optarg, CLIP_MIN,
+			    CLIP_MAX);
+			o.has_clip = 1;
+			break;
+		case OPT_COVARIANCE:
+			o.cov = cli_choice("--covariance", optarg, covs);
+			break;
+		case OPT_DATASET:
+			if (ledger_check_dataset(optarg) != NULL)
+				cli_usage_error("invalid --dataset '%s': %s",
+				    optarg, ledger_check_dataset(optarg));
+			o.dataset = optarg;
+			break;
+		case OPT_INIT_MEANS:
+			o.init_means = optarg;
+			break;
+		case OPT_ITERS:
+			o.iters = (size_t)cli_ll("--iters", optarg, 1, MAX_ITER);
+			o.has_iters = 1;
+			break;
+		case OPT_LEVEL:
+			o.level = cli_level_arg(optarg);
+			break;
+		case OPT_MAX_ITER:
+			o.max_iter = (size_t)cli_ll("--max-iter", optarg, 1,
+			    MAX_ITER);
+			o.has_max_iter = 1;
+			break;
+		case OPT_REG:
+			o.reg = cli_double("--reg", optarg, 0, 1e10);
+			break;
+		case OPT_RESTARTS:
+			o.restarts = (size_t)cli_ll("--restarts", optarg, 1,
+			    MAX_RESTARTS);
+			o.has_restarts = 1;
+			break;
+		case OPT_SIGMA:
+			o.sigma = cli_double("--sigma", optarg, 0, SIGMA_MAX);
+			if (o.sigma != 0 && o.sigma < SIGMA_MIN)
+				cli_usage_error("invalid --sigma '%s': 0 or at "
+				    "least %g", optarg, SIGMA_MIN);
+			o.has_sigma = 1;
+			break;
+		case OPT_SPLIT:
+			parse_split(&o, optarg);
+			break;
+		case OPT_STATS:
+			o.stats = 1;
+			break;
+		case OPT_TOL:
+			o.tol = cli_double("--tol", optarg, 0, 1e10);
+			o.has_tol = 1;
+			break;
+		case OPT_UNSAFE:
+			(void)cli_choice("--unsafe-test-miscalibrate", optarg,
+			    unsafe);
+			o.unsafe = 1;
+			break;
+		default:
+			usage(EX_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc > 1)
+		usage(EX_USAGE);
+	cli_set_quiet(o.quiet);
+	check_options(&o);
+
+	/* Open everything before computing. */
+	in = cli_open_in(argc == 1 ? argv[0] : NULL, &label);
+	if (o.init_means) {
+		if (strcmp(o.init_means, "-") == 0)
+			cli_usage_error("--init-means needs a file, not stdin");
+		ifp = cli_open_in(o.init_means, &ilabel);
+		not_the_input(in, ifp, "--init-means", o.init_means);
+	}
+	ofp = cli_out_open(o.output, o.force);
+	rng = dpcli_rng(o.seed, WORK_ITEM);
+	if (!o.dp)
+		cli_warn("--sigma 0: plain EM without noise: the output is NOT "
+		    "private");
+	if (o.unsafe)
+		cli_warn("--unsafe-test-miscalibrate: the second moments get "
+		    "the noise of sensitivity B, not B^2: the output is NOT "
+		    "private");
+	r = cli_reader(in, label);
+	dt.label = label;
+	read_input(r, &dt, o.by_label, o.dp);
+	if (ifp) {
+		ri = cli_reader(ifp, ilabel);
+		init = read_init_means(ri, ilabel, o.k, dt.d);
+	}
+	dataset = dpcli_dataset(ts_reader_meta(r), o.dataset, label);
+	if (o.has_clip)
+		(void)gmm_clip_rows(dt.X, dt.n, dt.d, o.clip);
+	group_rows(&dt, &o);
+	if (!o.dp && dt.n == 0)
+		cli_die(EX_DATAERR, "%s: tensor 'X' has no rows", label);
+	if (o.audit && o.audit * dt.nclass * (o.stats ? 4 : 3) >
+	    TS_MAX_TENSORS)
+		cli_usage_error("--audit-repeat %llu: the releases would need "
+		    "more than %d tensors in one stream",
+		    (unsigned long long)o.audit, TS_MAX_TENSORS);
+	{
+		long np = sysconf(_SC_NPROCESSORS_ONLN);
+		int bt = la_blas_threads();
+		threads = np < 1 ? 1 : bt < np ? bt : (int)np;
+		if (threads < 1)
+			threads = 1;
+	}
+
+	g = cli_calloc(dt.nclass, sizeof *g);
+	for (size_t c = 0; c < dt.nclass; c++)
+		if (gmm_alloc(&g[c], o.k, dt.d, o.cov) != 0)
+			cli_die(EX_OSERR, "out of memory");
+	priors = cli_calloc(dt.nclass, sizeof *priors);
+	ot.w = cli_writer(ofp, o.level);
+	ot.audit = o.audit;
+
+	if (!o.dp) {
+		fits = cli_calloc(dt.nclass, sizeof *fits);
+		for (size_t c = 0; c < dt.nclass; c++) {
+			struct ts_meta wm = { 0 };
+
+			fit_ml(&o, rng, &dt, c, init, &g[c], &fits[c],
+			    threads);
+			priors[c] = (double)(dt.start[c + 1] - dt.start[c]) /
+			    (double)dt.n;
+			meta_setf(&wm, "gmm.log_likelihood", "%.17g",
+			    fits[c].ll);
+			meta_setf(&wm, "gmm.bic", "%.17g", fits[c].bic);
+			meta_setf(&wm, "gmm.aic", "%.17g", fits[c].aic);
+			meta_setf(&wm, "gmm.iterations", "%.0f",
+			    (double)fits[c].iters);
+			cli_meta_set(&wm, "gmm.converged", fits[c].converged ?
+			    "true" : "false");
+			meta_setf(&wm, "gmm.rows", "%.0f",
+			    (double)(dt.start[c + 1] - dt.start[c]));
+			put_model(&ot, (int)c, 0, &g[c], &wm);
+			ts_meta_free(&wm);
+			if (o.verbose)
+				fprintf(stderr, "%s: class %zu: %zu rows, %zu "
+				    "iterations (%s), log-likelihood %.17g, BIC "
+				    "%.17g, AIC %.17g, %.4f s per iteration\n",
+				    cli_prog(), c, dt.start[c + 1] -
+				    dt.start[c], fits[c].iters,
+				    fits[c].converged ? "converged" :
+				    o.has_iters ? "fixed" : "not converged",
+				    fits[c].ll, fits[c].bic, fits[c].aic,
+				    fits[c].secs / (double)fits[c].all_iters);
+		}
+	} else {
+		plan_noise(&pl, &o, dt.nclass, dt.d);
+		e.o = &o;
+		e.dt = &dt;
+		e.pl = &pl;
+		e.init = init;
+		e.C = dt.nclass;
+		e.k = o.k;
+		e.d = dt.d;
+		e.ml = gmm_mom_len(o.cov, dt.d);
+		e.g = g;
+		e.st = cli_calloc(e.C, sizeof *e.st);
+		for (size_t c = 0; c < e.C; c++)
+			if (gmm_stats_alloc(&e.st[c], o.k, dt.d, o.cov, 0) != 0)
+				cli_die(EX_OSERR, "out of memory");
+		if (gmm_work_new(&e.w, o.k, dt.d, o.cov, threads) != 0)
+			cli_die(EX_OSERR, "out of memory");
+		e.cnt = cli_reallocarray(NULL, e.C * e.k, sizeof *e.cnt);
+		e.sum = cli_reallocarray(NULL, e.C * e.k * e.d, sizeof *e.sum);
+		e.mom = cli_reallocarray(NULL, e.C * e.k * e.ml,
+		    sizeof *e.mom);
+		e.kbuf = cli_reallocarray(NULL, e.C * e.k * (e.ml > e.d ?
+		    e.ml : e.d), sizeof *e.kbuf);
+		if (o.stats)
+			e.trace = cli_reallocarray(NULL, e.C * o.iters * e.k *
+			    (1 + e.d + e.ml), sizeof *e.trace);
+		if (o.verbose)
+			fprintf(stderr, "%s: DP-EM: %zu iterations, noise "
+			    "multiplier %.6g per iteration; sd %.6g (counts), "
+			    "%.6g (sums), %.6g (second moments)\n", cli_prog(),
+			    o.iters, 1 / pl.mu, pl.p[P_CNT].sigma,
+			    pl.p[P_SUM].sigma, pl.p[P_MOM].sigma);
+		for (uint64_t rep = 0; rep < (o.audit ? o.audit : 1); rep++) {
+			struct rng *rr = rng;
+
+			if (o.audit && o.seed) {
+				char item[64];
+				snprintf(item, sizeof item, "%s/audit/%llu",
+				    WORK_ITEM, (unsigned long long)rep);
+				if (rng_new_seeded(&rr, dpcli_seed_arg(o.seed),
+				    item) != 0)
+					cli_die(EX_OSERR, "out of memory");
+			}
+			dpem_run(&e, rr);
+			if (rr != rng)
+				rng_free(rr);
+			/* The class priors from the last released counts
+			 * (floored at 1, as in the M-step). */
+			{
+				double tot = 0;
+				for (size_t c = 0; c < e.C; c++) {
+					priors[c] = 0;
+					for (size_t j = 0; j < e.k; j++)
+						priors[c] += fmax(e.cnt[c * e.k +
+						    j], 1);
+					tot += priors[c];
+				}
+				for (size_t c = 0; c < e.C; c++)
+					priors[c] /= tot;
+			}
+			for (size_t c = 0; c < e.C; c++) {
+				put_model(&ot, (int)c, rep, &g[c], NULL);
+				if (o.stats) {
+					char base[64];
+					uint64_t dims[3] = { o.iters, e.k,
+					    1 + e.d + e.ml };
+					snprintf(base, sizeof base,
+					    "gmm/%zu/stats", c);
+					put_tensor(&ot, base, rep, 3, dims,
+					    e.trace + c * o.iters * e.k *
+					    (1 + e.d + e.ml), NULL);
+				}
+			}
+			cli_progress("releases", rep + 1, o.audit);
+		}
+		cli_progress_done();
+		if (o.verbose)
+			fprintf(stderr, "%s: DP-EM: %.4f s per iteration\n",
+			    cli_prog(), e.secs / (double)(o.iters *
+			    (o.audit ? o.audit : 1)));
+	}
+
+	/* The stream metadata: ledgers, the release, the model, provenance. */
+	cli_inherit(&meta, ts_reader_meta(r), label);
+	cli_prov_input(&prov, nin++, label, ts_reader_digest(r));
+	if (ri) {
+		inherit_side(&meta, ts_reader_meta(ri), ilabel);
+		cli_prov_input(&prov, nin++, ilabel, ts_reader_digest(ri));
+	}
+	for (size_t i = 0; i < meta.n; i++) {
+		const char *k = meta.kv[i].key;
+		if (strncmp(k, "dp.raw.", 7) == 0 && strcmp(k + 7, dataset) != 0
+		    && ledger_mark_raw(&meta, k + 7, LEDGER_AGGREGATE, err,
+		    sizeof err) != 0)
+			cli_die(EX_DATAERR, "%s: %s", label, err);
+	}
+	if (o.dp) {
+		record_release(&meta, rng, dataset, &pl, &o);
+	} else if (ledger_mark_raw(&meta, dataset, LEDGER_AGGREGATE, err,
+	    sizeof err) != 0) {
+		cli_die(EX_DATAERR, "%s: %s", label, err);
+	}
+	if (o.audit && ts_meta_setf(&meta, "dp.audit", "%llu",
+	    (unsigned long long)o.audit) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	{
+		size_t len = dt.nclass * 26 + 1, off = 0;
+		char *cl = cli_reallocarray(NULL, len, 1);
+		char *pr = cli_reallocarray(NULL, len, 1);
+		double bic = 0, aic = 0, ll = 0;
+
+		cl[0] = pr[0] = '\0';
+		for (size_t c = 0; c < dt.nclass; c++)
+			off += (size_t)snprintf(cl + off, len - off, "%s%zu",
+			    c ? "," : "", c);
+		off = 0;
+		for (size_t c = 0; c < dt.nclass; c++)
+			off += (size_t)snprintf(pr + off, len - off, "%s%.17g",
+			    c ? "," : "", priors[c]);
+		cli_meta_set(&meta, "gmm.classes", cl);
+		cli_meta_set(&meta, "gmm.priors", pr);
+		cli_meta_set(&meta, "gmm.covariance", gmm_cov_name(o.cov));
+		meta_setf(&meta, "gmm.components", "%.0f", (double)o.k);
+		meta_setf(&meta, "gmm.features", "%.0f", (double)dt.d);
+		if (o.has_clip)
+			meta_setf(&meta, "gmm.clip", "%.17g", o.clip);
+		meta_setf(&meta, "gmm.reg", "%.17g", o.reg);
+		if (dt.label_names)
+			cli_meta_set(&meta, "gmm.label_names", dt.label_names);
+		if (o.dp) {
+			meta_setf(&meta, "gmm.iterations", "%.0f",
+			    (double)o.iters);
+		} else {
+			/* Criteria of the whole model: the classes'
+			 * log-likelihoods and criteria add up. */
+			for (size_t c = 0; c < dt.nclass; c++) {
+				double nc = (double)(dt.start[c + 1] -
+				    dt.start[c]);
+				bic += fits[c].bic;
+				aic += fits[c].aic;
+				ll += fits[c].ll * nc;
+			}
+			meta_setf(&meta, "gmm.log_likelihood", "%.17g",
+			    ll / (double)dt.n);
+			meta_setf(&meta, "gmm.bic", "%.17g", bic);
+			meta_setf(&meta, "gmm.aic", "%.17g", aic);
+		}
+		free(cl);
+		free(pr);
+	}
+	cli_prov(&meta);
+	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	{
+		int rc;
+		if ((rc = ts_write_meta(ot.w, &meta)) != 0 ||
+		    (rc = ts_writer_finish(ot.w)) != 0)
+			cli_wdie(ot.w, rc);
+	}
+	ts_writer_close(ot.w);
+	if (o.verbose)
+		fprintf(stderr, "%s: %zu rows x %zu features, %zu class%s: "
+		    "%.3f s in all\n", cli_prog(), dt.n, dt.d, dt.nclass,
+		    dt.nclass == 1 ? "" : "es", now() - t_start);
+
+	for (size_t c = 0; c < dt.nclass; c++) {
+		gmm_free(&g[c]);
+		if (e.st)
+			gmm_stats_free(&e.st[c]);
+	}
+	gmm_work_free(e.w);
+	free(e.st);
+	free(e.cnt);
+	free(e.sum);
+	free(e.mom);
+	free(e.kbuf);
+	free(e.trace);
+	free(g);
+	free(fits);
+	free(priors);
+	free(init);
+	free(dt.X);
+	free(dt.start);
+	free(dt.y);
+	free(dt.label_names);
+	ts_meta_free(&meta);
+	ts_meta_free(&prov);
+	ts_reader_close(r);
+	ts_reader_close(ri);
+	cli_close_in(in);
+	if (ifp)
+		cli_close_in(ifp);
+	rng_free(rng);
+	cli_out_commit();
+	return 0;
+}
