@@ -97,3 +97,39 @@ dpcli_release(struct ts_meta *out, const struct ledger_entry *e)
 	    "for %s, and the ledger keeps saying so", e->dataset, e->dataset,
 	    mark, e->dataset);
 }
+
+void
+dpcli_inherit_side(struct ts_meta *out, const struct ts_meta *src,
+    const char *label)
+{
+	struct ts_meta tmp = { 0 };
+	char err[256];
+
+	for (size_t i = 0; i < src->n; i++) {
+		const char *k = src->kv[i].key;
+		if (strncmp(k, "dp.raw.", 7) == 0) {
+			if (ledger_mark_raw(out, k + 7, LEDGER_AGGREGATE, err,
+			    sizeof err) != 0)
+				cli_die(EX_DATAERR, "%s: %s", label, err);
+		} else if (strncmp(k, "dp.", 3) == 0) {
+			cli_meta_set(&tmp, k, src->kv[i].val);
+		}
+	}
+	cli_inherit(out, &tmp, label);
+	ts_meta_free(&tmp);
+}
+
+void
+dpcli_aggregate_others(struct ts_meta *out, const char *dataset,
+    const char *label)
+{
+	char err[256];
+
+	for (size_t i = 0; i < out->n; i++) {
+		const char *k = out->kv[i].key;
+		if (strncmp(k, "dp.raw.", 7) == 0 && strcmp(k + 7, dataset) != 0
+		    && ledger_mark_raw(out, k + 7, LEDGER_AGGREGATE, err,
+		    sizeof err) != 0)
+			cli_die(EX_DATAERR, "%s: %s", label, err);
+	}
+}

@@ -45,4 +45,17 @@ void dpcli_entry(struct ledger_entry *e, struct rng *rng, const char *dataset,
  * formats/tensor-stream.md, section 10.1.2).  Exit 65/71 on failure. */
 void dpcli_release(struct ts_meta *out, const struct ledger_entry *e);
 
+/* The ledger of a side input whose every row the output depends on (a
+ * public validation set, initial means, another stream's partition):
+ * its release entries are merged, its raw marks become aggregate.
+ * Exit 65 on a conflict or a bad mark. */
+void dpcli_inherit_side(struct ts_meta *out, const struct ts_meta *src,
+    const char *label);
+
+/* After the inputs' ledgers are in out: every dataset other than the
+ * protected one whose rows went into the release is now aggregated
+ * without protection (dp.raw.<d> = aggregate).  Exit 65 on failure. */
+void dpcli_aggregate_others(struct ts_meta *out, const char *dataset,
+    const char *label);
+
 #endif

@@ -1457,28 +1457,6 @@ release(struct ctx *c, struct rng *rng, uint64_t rep, int drawn)
 
 /* ---- metadata ---- */
 
-/* The ledger of a side input: its releases, and its raw marks made
- * aggregate (the output depends on all of its rows). */
-static void
-inherit_side(struct ts_meta *m, const struct ts_meta *src, const char *label)
-{
-	struct ts_meta tmp = { 0 };
-	char err[256];
-
-	for (size_t i = 0; i < src->n; i++) {
-		const char *k = src->kv[i].key;
-		if (strncmp(k, "dp.raw.", 7) == 0) {
-			if (ledger_mark_raw(m, k + 7, LEDGER_AGGREGATE, err,
-			    sizeof err) != 0)
-				cli_die(EX_DATAERR, "%s: %s", label, err);
-		} else if (strncmp(k, "dp.", 3) == 0) {
-			cli_meta_set(&tmp, k, src->kv[i].val);
-		}
-	}
-	cli_inherit(m, &tmp, label);
-	ts_meta_free(&tmp);
-}
-
 static void
 set_param(struct ledger_entry *e, const char *key, double v)
 {
@@ -1922,11 +1900,11 @@ main(int argc, char **argv)
 	cli_inherit(&meta, ts_reader_meta(r), label);
 	cli_prov_input(&prov, nin++, label, ts_reader_digest(r));
 	if (rm) {
-		inherit_side(&meta, ts_reader_meta(rm), mlabel);
+		dpcli_inherit_side(&meta, ts_reader_meta(rm), mlabel);
 		cli_prov_input(&prov, nin++, mlabel, ts_reader_digest(rm));
 	}
 	if (rs) {
-		inherit_side(&meta, ts_reader_meta(rs), slabel);
+		dpcli_inherit_side(&meta, ts_reader_meta(rs), slabel);
 		cli_prov_input(&prov, nin++, slabel, ts_reader_digest(rs));
 	}
 	/* The partition of from: may have been chosen on that stream's
@@ -1934,18 +1912,12 @@ main(int argc, char **argv)
 	 * along (a release is composed once however many streams carry
 	 * it). */
 	if (rf) {
-		inherit_side(&meta, ts_reader_meta(rf), flabel);
+		dpcli_inherit_side(&meta, ts_reader_meta(rf), flabel);
 		cli_prov_input(&prov, nin++, flabel, ts_reader_digest(rf));
 	}
 	/* Every other dataset whose rows are in X is now aggregated
 	 * without protection. */
-	for (size_t i = 0; i < meta.n; i++) {
-		const char *k = meta.kv[i].key;
-		if (strncmp(k, "dp.raw.", 7) == 0 && strcmp(k + 7, dataset) != 0
-		    && ledger_mark_raw(&meta, k + 7, LEDGER_AGGREGATE, err,
-		    sizeof err) != 0)
-			cli_die(EX_DATAERR, "%s: %s", label, err);
-	}
+	dpcli_aggregate_others(&meta, dataset, label);
 	if (pl.noisy) {
 		record_release(&meta, rng, dataset, &pl, &o);
 	} else if (ledger_mark_raw(&meta, dataset, LEDGER_AGGREGATE, err,

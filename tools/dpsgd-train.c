@@ -791,28 +791,6 @@ set_param(struct ledger_entry *e, const char *key, double v)
 		cli_die(EX_OSERR, "out of memory");
 }
 
-/* The ledger of a side input (--init, --val): its releases, and its raw
- * marks made aggregate (the model depends on all of its rows). */
-static void
-inherit_side(struct ts_meta *m, const struct ts_meta *src, const char *label)
-{
-	struct ts_meta tmp = { 0 };
-	char err[256];
-
-	for (size_t i = 0; i < src->n; i++) {
-		const char *k = src->kv[i].key;
-		if (strncmp(k, "dp.raw.", 7) == 0) {
-			if (ledger_mark_raw(m, k + 7, LEDGER_AGGREGATE, err,
-			    sizeof err) != 0)
-				cli_die(EX_DATAERR, "%s: %s", label, err);
-		} else if (strncmp(k, "dp.", 3) == 0) {
-			cli_meta_set(&tmp, k, src->kv[i].val);
-		}
-	}
-	cli_inherit(m, &tmp, label);
-	ts_meta_free(&tmp);
-}
-
 static void
 meta_num(struct ts_meta *m, const char *key, double v)
 {
@@ -1715,11 +1693,11 @@ main(int argc, char **argv)
 		cli_prov_input(&prov, nin++, tlabel, tg.digest);
 	}
 	if (o.init != NULL) {
-		inherit_side(&meta, &initmeta, ilabel);
+		dpcli_inherit_side(&meta, &initmeta, ilabel);
 		cli_prov_input(&prov, nin++, ilabel, idigest);
 	}
 	if (t.va != NULL) {
-		inherit_side(&meta, &va.meta, vlabel);
+		dpcli_inherit_side(&meta, &va.meta, vlabel);
 		cli_prov_input(&prov, nin++, vlabel, va.digest);
 	}
 	/* Rows of datasets that are not protected here now feed an

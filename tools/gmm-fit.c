@@ -504,28 +504,6 @@ not_the_input(FILE *in, FILE *side, const char *opt, const char *path)
 		    "cannot be declared public", opt, path);
 }
 
-/* The ledger of a side input: its releases, and its raw marks made
- * aggregate (the output depends on all of its rows). */
-static void
-inherit_side(struct ts_meta *m, const struct ts_meta *src, const char *label)
-{
-	struct ts_meta tmp = { 0 };
-	char err[256];
-
-	for (size_t i = 0; i < src->n; i++) {
-		const char *k = src->kv[i].key;
-		if (strncmp(k, "dp.raw.", 7) == 0) {
-			if (ledger_mark_raw(m, k + 7, LEDGER_AGGREGATE, err,
-			    sizeof err) != 0)
-				cli_die(EX_DATAERR, "%s: %s", label, err);
-		} else if (strncmp(k, "dp.", 3) == 0) {
-			cli_meta_set(&tmp, k, src->kv[i].val);
-		}
-	}
-	cli_inherit(m, &tmp, label);
-	ts_meta_free(&tmp);
-}
-
 /* ---- output ---- */
 
 struct out {
@@ -1588,16 +1566,10 @@ main(int argc, char **argv)
 	cli_inherit(&meta, ts_reader_meta(r), label);
 	cli_prov_input(&prov, nin++, label, ts_reader_digest(r));
 	if (ri) {
-		inherit_side(&meta, ts_reader_meta(ri), ilabel);
+		dpcli_inherit_side(&meta, ts_reader_meta(ri), ilabel);
 		cli_prov_input(&prov, nin++, ilabel, ts_reader_digest(ri));
 	}
-	for (size_t i = 0; i < meta.n; i++) {
-		const char *k = meta.kv[i].key;
-		if (strncmp(k, "dp.raw.", 7) == 0 && strcmp(k + 7, dataset) != 0
-		    && ledger_mark_raw(&meta, k + 7, LEDGER_AGGREGATE, err,
-		    sizeof err) != 0)
-			cli_die(EX_DATAERR, "%s: %s", label, err);
-	}
+	dpcli_aggregate_others(&meta, dataset, label);
 	if (o.dp) {
 		record_release(&meta, rng, dataset, &pl, &o);
 	} else if (ledger_mark_raw(&meta, dataset, LEDGER_AGGREGATE, err,
