@@ -133,3 +133,10 @@ dpcli_aggregate_others(struct ts_meta *out, const char *dataset,
 			cli_die(EX_DATAERR, "%s: %s", label, err);
 	}
 }
+
+void
+dpcli_param(struct ledger_entry *e, const char *key, double v)
+{
+	if (ts_meta_setf(&e->params, key, "%.17g", v) != 0)
+		cli_die(EX_OSERR, "out of memory");
+}

@@ -38,6 +38,10 @@ const char *dpcli_dataset(const struct ts_meta *in, const char *name,
 void dpcli_entry(struct ledger_entry *e, struct rng *rng, const char *dataset,
     const char *mechanism);
 
+/* Set the mechanism parameter e->params[key] to v (%.17g).  Exit 71 when
+ * out of memory. */
+void dpcli_param(struct ledger_entry *e, const char *key, double v);
+
 /* Record the release in out (stream metadata being built, already holding
  * the inherited ledger): write the entry, drop the row-local raw mark of
  * the protected dataset (its rows are now released values), keep an

@@ -6,7 +6,7 @@
  * character device) or, in seeded mode, from a 64-bit seed and a work-item
  * string.  Seeded streams are reproducible and therefore NOT private: a
  * tool using one warns on stderr and marks its output's ledger entry
- * `seeded`.  Nothing here uses rand(), random() or drand48().
+ * `seeded`.  Nothing here uses the libc rand family.
  *
  * Seeded key derivation (pinned: changing it changes every seeded output):
  *   K0 = LE64(seed) || "privada/rng/v1\0\0" || 8 zero bytes   (32 bytes)

@@ -1458,13 +1458,6 @@ release(struct ctx *c, struct rng *rng, uint64_t rep, int drawn)
 /* ---- metadata ---- */
 
 static void
-set_param(struct ledger_entry *e, const char *key, double v)
-{
-	if (ts_meta_setf(&e->params, key, "%.17g", v) != 0)
-		cli_die(EX_OSERR, "out of memory");
-}
-
-static void
 record_release(struct ts_meta *m, struct rng *rng, const char *dataset,
     const struct plan *pl, const struct opts *o)
 {
@@ -1492,17 +1485,17 @@ record_release(struct ts_meta *m, struct rng *rng, const char *dataset,
 	for (int i = 0; i < NPARTS; i++) {
 		if (pl->w[i] == 0)
 			continue;
-		set_param(&e, sig[i], pl->sigma[i]);
-		set_param(&e, sen[i], pl->sens[i]);
-		set_param(&e, grd[i], pl->grid[i]);
-		set_param(&e, wgt[i], pl->w[i]);
+		dpcli_param(&e, sig[i], pl->sigma[i]);
+		dpcli_param(&e, sen[i], pl->sens[i]);
+		dpcli_param(&e, grd[i], pl->grid[i]);
+		dpcli_param(&e, wgt[i], pl->w[i]);
 	}
-	set_param(&e, "clip", o->clip);
-	set_param(&e, "noise_multiplier", 1 / pl->mu);
+	dpcli_param(&e, "clip", o->clip);
+	dpcli_param(&e, "noise_multiplier", 1 / pl->mu);
 	if (o->audit)
-		set_param(&e, "audit_releases", reps);
+		dpcli_param(&e, "audit_releases", reps);
 	if (o->unsafe)
-		set_param(&e, "unsafe_test_per_block", 1);
+		dpcli_param(&e, "unsafe_test_per_block", 1);
 	dpcli_release(m, &e);
 	ts_meta_free(&e.params);
 }

@@ -785,13 +785,6 @@ train(struct trainer *t, struct rng *r, uint64_t run, uint64_t runs)
 /* ---- output ---- */
 
 static void
-set_param(struct ledger_entry *e, const char *key, double v)
-{
-	if (ts_meta_setf(&e->params, key, "%.17g", v) != 0)
-		cli_die(EX_OSERR, "out of memory");
-}
-
-static void
 meta_num(struct ts_meta *m, const char *key, double v)
 {
 	if (ts_meta_setf(m, key, "%.17g", v) != 0)
@@ -843,18 +836,18 @@ record_release(struct ts_meta *meta, struct rng *rng,
 	if (st->tv > 0)
 		e.delta = noise_fast_delta_charge(st->eps > EPS_REF ? st->eps :
 		    EPS_REF, st->tv);
-	set_param(&e, "q", st->q);
-	set_param(&e, "sigma", st->sigma);
-	set_param(&e, "noise_std", st->noise_std);
-	set_param(&e, "steps", (double)t->steps);
-	set_param(&e, "clip", o->clip);
-	set_param(&e, "l2_sensitivity", st->sens);
-	set_param(&e, "grid", st->gamma);
-	set_param(&e, "records", (double)st->dt->n);
+	dpcli_param(&e, "q", st->q);
+	dpcli_param(&e, "sigma", st->sigma);
+	dpcli_param(&e, "noise_std", st->noise_std);
+	dpcli_param(&e, "steps", (double)t->steps);
+	dpcli_param(&e, "clip", o->clip);
+	dpcli_param(&e, "l2_sensitivity", st->sens);
+	dpcli_param(&e, "grid", st->gamma);
+	dpcli_param(&e, "records", (double)st->dt->n);
 	if (o->audit)
-		set_param(&e, "audit_releases", reps);
+		dpcli_param(&e, "audit_releases", reps);
 	if (o->unsafe)
-		set_param(&e, "unsafe_test_no_clip", 1);
+		dpcli_param(&e, "unsafe_test_no_clip", 1);
 	dpcli_release(meta, &e);
 	ts_meta_free(&e.params);
 }

@@ -851,13 +851,6 @@ dpem_run(struct dpem *e, struct rng *rng)
 }
 
 static void
-set_param(struct ledger_entry *e, const char *key, double v)
-{
-	if (ts_meta_setf(&e->params, key, "%.17g", v) != 0)
-		cli_die(EX_OSERR, "out of memory");
-}
-
-static void
 record_release(struct ts_meta *m, struct rng *rng, const char *dataset,
     const struct plan *pl, const struct opts *o)
 {
@@ -882,19 +875,19 @@ record_release(struct ts_meta *m, struct rng *rng, const char *dataset,
 	/* T iterations of one Gaussian mechanism each, per release. */
 	jgauss_rdp_curve(pl->mu, (double)o->iters * reps, e.rdp);
 	for (int i = 0; i < NPARTS; i++) {
-		set_param(&e, sig[i], pl->p[i].sigma);
-		set_param(&e, sen[i], pl->p[i].sens);
-		set_param(&e, grd[i], pl->p[i].grid);
-		set_param(&e, wgt[i], pl->p[i].w);
+		dpcli_param(&e, sig[i], pl->p[i].sigma);
+		dpcli_param(&e, sen[i], pl->p[i].sens);
+		dpcli_param(&e, grd[i], pl->p[i].grid);
+		dpcli_param(&e, wgt[i], pl->p[i].w);
 	}
-	set_param(&e, "clip", o->clip);
-	set_param(&e, "noise_multiplier", 1 / pl->mu);
-	set_param(&e, "steps", (double)o->iters);
-	set_param(&e, "components", (double)o->k);
+	dpcli_param(&e, "clip", o->clip);
+	dpcli_param(&e, "noise_multiplier", 1 / pl->mu);
+	dpcli_param(&e, "steps", (double)o->iters);
+	dpcli_param(&e, "components", (double)o->k);
 	if (o->audit)
-		set_param(&e, "audit_releases", reps);
+		dpcli_param(&e, "audit_releases", reps);
 	if (o->unsafe)
-		set_param(&e, "unsafe_test_moments_b", 1);
+		dpcli_param(&e, "unsafe_test_moments_b", 1);
 	dpcli_release(m, &e);
 	ts_meta_free(&e.params);
 }

@@ -555,8 +555,8 @@ noise_die(int rc)
 /*
  * Report noisy max over the k counts: each count gets independent noise
  * (discrete Laplace for lnmax, discrete Gaussian g otherwise), and the
- * largest noisy count wins, ties broken uniformly at random (reservoir
- * sampling over the tied classes, with the generator).
+ * largest noisy count wins, ties broken uniformly at random, by reservoir
+ * sampling over the tied classes with the generator.
  */
 static int32_t
 noisy_argmax(struct rng *r, const uint32_t *c, size_t k,
@@ -661,13 +661,6 @@ write_release(struct ts_writer *w, const struct votes *v, const int32_t *y,
 
 /* ---- the ledger ---- */
 
-static void
-set_param(struct ledger_entry *e, const char *key, double v)
-{
-	if (ts_meta_setf(&e->params, key, "%.17g", v) != 0)
-		cli_die(EX_OSERR, "out of memory");
-}
-
 /*
  * The data-independent RDP of the whole release at each order.  One
  * teacher's vote moving from class a to class b changes two counts by 1:
@@ -729,28 +722,28 @@ record_release(struct ts_meta *m, struct rng *rng, const char *dataset,
 		e.rdp[i] = reps * c;
 	}
 	if (o->mech == M_LNMAX) {
-		set_param(&e, "gamma", o->gamma);
-		set_param(&e, "scale", (double)nz->lnum / (double)nz->lden);
-		set_param(&e, "l1_sensitivity", 2);
+		dpcli_param(&e, "gamma", o->gamma);
+		dpcli_param(&e, "scale", (double)nz->lnum / (double)nz->lden);
+		dpcli_param(&e, "l1_sensitivity", 2);
 	} else {
-		set_param(&e, "sigma", o->sigma);
-		set_param(&e, "l2_sensitivity", sqrt(2));
+		dpcli_param(&e, "sigma", o->sigma);
+		dpcli_param(&e, "l2_sensitivity", sqrt(2));
 	}
 	if (o->mech == M_CONFIDENT) {
-		set_param(&e, "sigma1", o->sigma1);
-		set_param(&e, "threshold", o->threshold);
-		set_param(&e, "threshold_sensitivity", 1);
-		set_param(&e, "answers_charged", na);
+		dpcli_param(&e, "sigma1", o->sigma1);
+		dpcli_param(&e, "threshold", o->threshold);
+		dpcli_param(&e, "threshold_sensitivity", 1);
+		dpcli_param(&e, "answers_charged", na);
 		if (o->has_max)
-			set_param(&e, "max_answers", (double)o->max_answers);
+			dpcli_param(&e, "max_answers", (double)o->max_answers);
 	}
-	set_param(&e, "queries", nq);
-	set_param(&e, "teachers", (double)v->n);
-	set_param(&e, "classes", (double)v->k);
+	dpcli_param(&e, "queries", nq);
+	dpcli_param(&e, "teachers", (double)v->n);
+	dpcli_param(&e, "classes", (double)v->k);
 	if (o->audit)
-		set_param(&e, "audit_releases", reps);
+		dpcli_param(&e, "audit_releases", reps);
 	if (o->unsafe)
-		set_param(&e, "unsafe_test_half_noise", 1);
+		dpcli_param(&e, "unsafe_test_half_noise", 1);
 	dpcli_release(m, &e);
 	ts_meta_free(&e.params);
 }
