@@ -71,6 +71,8 @@ setup_file() {
 		split.parent=$PARENT dp.raw.mnist=row-local
 	tns meta set --unsafe-ledger -i p.tns -o t_unmarked.tns split.part=1/7 \
 		split.parent=$PARENT
+	tns meta set --unsafe-ledger -i p.tns -o t_preagg.tns split.part=1/7 \
+		split.parent=$PARENT split.raw.mnist=aggregate dp.raw.mnist=aggregate
 	printf 'garbage, not a tensor stream\n' > garbage.tns
 	head -c 60 votes.tns > cut.tns
 	# Read outputs back: info(path) = tns info as JSON, entry(path) = the
@@ -679,4 +681,10 @@ print("ok")'
 	[[ $stderr == *"are predictions on different inputs (prov.input.0.xxh64 "* ]]
 	run -65 --separate-stderr teacher-vote --classes 3 --gamma 0.5 v0.tns v1.tns v1.tns
 	[[ $stderr == *"were trained on the same part 1/3"* ]]
+}
+
+@test "teacher-vote refuses a part that was already an aggregate of the dataset when split" {
+	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 t0.tns t_preagg.tns
+	refute_output
+	[[ $stderr == "teacher-vote: t_preagg.tns: the part was already an aggregate of mnist when it was split (split.raw.mnist = aggregate)"* ]]
 }

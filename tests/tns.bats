@@ -778,3 +778,13 @@ np.save("v1.npy", a)
 	[ "${#lines[@]}" -eq 1 ]
 	[ "$output" != "$a" ]
 }
+
+@test "tns split records the raw marks the input had (split.raw)" {
+	printf '%s\n' 1 2 3 4 > x.csv
+	tns from-csv -o x.tns x.csv
+	tns meta set --unsafe-ledger -i x.tns -o m.tns dp.raw.adult=aggregate dp.raw.kids=row-local
+	tns split --parts 2 --seed 3 --prefix p- m.tns
+	run -0 --separate-stderr tns info --format json p-1.tns
+	assert_output --partial '"split.raw.adult":"aggregate"'
+	assert_output --partial '"split.raw.kids":"row-local"'
+}

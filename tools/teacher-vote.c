@@ -450,6 +450,13 @@ teacher_part(const struct ts_meta *m, const char *dataset,
 		cli_die(EX_DATAERR, "%s: the predictions are row-local in the "
 		    "protected dataset %s (%s = row-local): the queries must "
 		    "be public", label, dataset, key);
+	snprintf(key, sizeof key, "split.raw.%s", dataset);
+	s = ts_meta_get(m, key);
+	if (s != NULL && strcmp(s, "aggregate") == 0)
+		cli_die(EX_DATAERR, "%s: the part was already an aggregate of "
+		    "%s when it was split (%s = aggregate): the teachers are "
+		    "not independent, so one record can move them all",
+		    label, dataset, key);
 	s = ts_meta_get(m, "split.part");
 	if (s == NULL)
 		cli_die(EX_DATAERR, "%s: no partition id (split.part): "

@@ -1384,6 +1384,22 @@ cmd_split(struct opts *o, int argc, char **argv)
 				cli_wdie(w, rc);
 		}
 		cli_inherit(&meta, ts_reader_meta(r), label);
+		/* The raw marks as they were when split: a teacher trained
+		 * on a part is an aggregate of it, but a part that was
+		 * already an aggregate of the whole dataset (say, scaled by
+		 * its mean) ties the teachers together (teacher-vote). */
+		for (size_t k = 0; k < meta.n; k++) {
+			char sk[TS_MAX_KEY + 8];
+			if (strncmp(meta.kv[k].key, "dp.raw.", 7) != 0)
+				continue;
+			if ((size_t)snprintf(sk, sizeof sk, "split.raw.%s",
+			    meta.kv[k].key + 7) > TS_MAX_KEY)
+				cli_die(EX_DATAERR, "%s: ledger key '%s' is too "
+				    "long to record in split.raw", label,
+				    meta.kv[k].key);
+			if (ts_meta_set(&meta, sk, meta.kv[k].val) != 0)
+				cli_die(EX_OSERR, "out of memory");
+		}
 		if (ts_meta_setf(&meta, "split.part", "%zu/%zu", i, nparts) ||
 		    ts_meta_set(&meta, "split.seed_source", seed_source) ||
 		    ts_meta_setf(&meta, "split.parent", "%016llx",
