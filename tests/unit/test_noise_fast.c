@@ -524,8 +524,8 @@ test_grid(void)
 	struct rng *r = seeded("fast grid"), *r1, *r2;
 	struct noise_fast *h;
 	struct noise_fast_info in;
-	double sigma = 0.37, g = noise_grid(sigma), tv = 0, tau, st;
-	int df, good, integral = 1;
+	double sigma = 0.37, g = noise_grid(sigma), tv = 0, tau, st = 0;
+	int df = 1, good, integral = 1;
 	struct law L;
 
 	if (noise_fast_new_grid(&h, sigma) != 0) {
