@@ -140,3 +140,21 @@ dpcli_param(struct ledger_entry *e, const char *key, double v)
 	if (ts_meta_setf(&e->params, key, "%.17g", v) != 0)
 		cli_die(EX_OSERR, "out of memory");
 }
+
+void
+dpcli_not_private(struct ts_meta *out, const char *dataset, const char *label)
+{
+	char err[256];
+
+	if (ledger_mark_raw(out, dataset, LEDGER_AGGREGATE, err, sizeof err)
+	    != 0)
+		cli_die(EX_DATAERR, "%s: %s", label, err);
+}
+
+void
+dpcli_audit_mark(struct ts_meta *out, uint64_t n)
+{
+	if (n > 0 && ts_meta_setf(out, "dp.audit", "%llu",
+	    (unsigned long long)n) != 0)
+		cli_die(EX_OSERR, "out of memory");
+}

@@ -62,4 +62,14 @@ void dpcli_inherit_side(struct ts_meta *out, const struct ts_meta *src,
 void dpcli_aggregate_others(struct ts_meta *out, const char *dataset,
     const char *label);
 
+/* A release that is not private for dataset (no noise, or a test-only
+ * unsafe option): its output is an aggregate of the raw rows, so mark
+ * dp.raw.<dataset> = aggregate.  Exit 65 on a bad name. */
+void dpcli_not_private(struct ts_meta *out, const char *dataset,
+    const char *label);
+
+/* With --audit-repeat N (N > 0), record dp.audit = N: the stream holds N
+ * releases, and its ledger entry composes all of them. */
+void dpcli_audit_mark(struct ts_meta *out, uint64_t n);
+
 #endif

@@ -1551,7 +1551,7 @@ main(int argc, char **argv)
 	const char *label, *mlabel = NULL, *slabel = NULL, *flabel = NULL;
 	const char *dataset;
 	FILE *in, *mfp = NULL, *sfp = NULL, *ffp = NULL, *ofp;
-	char **av, err[256];
+	char **av;
 	double *m0 = NULL, *cov_pub = NULL, t_start = now(), t_read, t_rel;
 	size_t d, *perm, *sizes, nb = 1, maxk = 0, full;
 	uint64_t ncov = 0;
@@ -1911,15 +1911,11 @@ main(int argc, char **argv)
 	/* Every other dataset whose rows are in X is now aggregated
 	 * without protection. */
 	dpcli_aggregate_others(&meta, dataset, label);
-	if (pl.noisy) {
+	if (pl.noisy)
 		record_release(&meta, rng, dataset, &pl, &o);
-	} else if (ledger_mark_raw(&meta, dataset, LEDGER_AGGREGATE, err,
-	    sizeof err) != 0) {
-		cli_die(EX_DATAERR, "%s: %s", label, err);
-	}
-	if (o.audit && ts_meta_setf(&meta, "dp.audit", "%llu",
-	    (unsigned long long)o.audit) != 0)
-		cli_die(EX_OSERR, "out of memory");
+	else
+		dpcli_not_private(&meta, dataset, label);
+	dpcli_audit_mark(&meta, o.audit);
 	cli_meta_set(&meta, "cov.subspaces", o.subspaces_arg ?
 	    o.subspaces_arg : "none");
 	if (o.subspaces == SUB_SELECT) {

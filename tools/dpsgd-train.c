@@ -1713,13 +1713,10 @@ main(int argc, char **argv)
 	for (size_t i = 0; i < t.nst; i++) {
 		if (st[i].dp && t.mode == MODE_DP)
 			record_release(&meta, rng, &t, &st[i]);
-		if ((!st[i].dp || t.mode != MODE_DP || o.unsafe) &&
-		    ledger_mark_raw(&meta, st[i].dataset, LEDGER_AGGREGATE, err,
-		    sizeof err) != 0)
-			cli_die(EX_DATAERR, "%s: %s", st[i].dt->label, err);
+		if (!st[i].dp || t.mode != MODE_DP || o.unsafe)
+			dpcli_not_private(&meta, st[i].dataset, st[i].dt->label);
 	}
-	if (o.audit)
-		meta_num(&meta, "dp.audit", (double)o.audit);
+	dpcli_audit_mark(&meta, o.audit);
 	if (model_put_meta(&m, &meta) != 0)
 		cli_die(EX_OSERR, "out of memory");
 	model_arch(&m, arch, sizeof arch);

@@ -1262,7 +1262,6 @@ main(int argc, char **argv)
 	const char *label, *ilabel = NULL, *dataset;
 	FILE *in, *ifp = NULL, *ofp;
 	double *init = NULL, *priors, t_start = now();
-	char err[256];
 	int ch, threads, nin = 0;
 
 	cli_init(argv[0], argc, argv);
@@ -1563,15 +1562,11 @@ main(int argc, char **argv)
 		cli_prov_input(&prov, nin++, ilabel, ts_reader_digest(ri));
 	}
 	dpcli_aggregate_others(&meta, dataset, label);
-	if (o.dp) {
+	if (o.dp)
 		record_release(&meta, rng, dataset, &pl, &o);
-	} else if (ledger_mark_raw(&meta, dataset, LEDGER_AGGREGATE, err,
-	    sizeof err) != 0) {
-		cli_die(EX_DATAERR, "%s: %s", label, err);
-	}
-	if (o.audit && ts_meta_setf(&meta, "dp.audit", "%llu",
-	    (unsigned long long)o.audit) != 0)
-		cli_die(EX_OSERR, "out of memory");
+	else
+		dpcli_not_private(&meta, dataset, label);
+	dpcli_audit_mark(&meta, o.audit);
 	{
 		size_t len = dt.nclass * 26 + 1, off = 0;
 		char *cl = cli_reallocarray(NULL, len, 1);

@@ -789,7 +789,7 @@ main(int argc, char **argv)
 	struct part *parts = NULL;
 	struct rng *rng;
 	const char *label, *dataset = NULL, **paths;
-	char key[16 + LEDGER_MAX_NAME], err[256], dsbuf[LEDGER_MAX_NAME + 1];
+	char key[16 + LEDGER_MAX_NAME], dsbuf[LEDGER_MAX_NAME + 1];
 	int32_t *y;
 	uint8_t *ans;
 	uint64_t digest;
@@ -986,12 +986,9 @@ main(int argc, char **argv)
 		record_release(&meta, rng, dataset, &o, &v, &nz, mode == 1 ?
 		    LEDGER_ADD_REMOVE : LEDGER_REPLACE_ONE);
 	}
-	if ((nz.off || o.unsafe) && ledger_mark_raw(&meta, dataset,
-	    LEDGER_AGGREGATE, err, sizeof err) != 0)
-		cli_die(EX_DATAERR, "%s: %s", label, err);
-	if (o.audit && ts_meta_setf(&meta, "dp.audit", "%" PRIu64,
-	    o.audit) != 0)
-		cli_die(EX_OSERR, "out of memory");
+	if (nz.off || o.unsafe)
+		dpcli_not_private(&meta, dataset, label);
+	dpcli_audit_mark(&meta, o.audit);
 	cli_meta_set(&meta, "vote.mechanism", mech_names[o.mech]);
 	if (ts_meta_setf(&meta, "vote.teachers", "%" PRIu64, v.n) != 0 ||
 	    ts_meta_setf(&meta, "vote.classes", "%zu", v.k) != 0 ||
