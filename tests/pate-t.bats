@@ -1,0 +1,148 @@
+#!/usr/bin/env bats
+# pipelines/pate-t end to end on a reduced parameter set (5 teachers, about
+# 60 USPS queries, one noise level of each mechanism, one repeat, a few
+# teacher epochs: parameters overridden on the make command line), in a
+# scratch output directory.  The run takes a few seconds; it is made once,
+# in setup_file, and its exit status is checked by the first test.  The
+# votes draw fresh noise (a private run): no test depends on their values
+# except through exact relations (the table reports what the files hold).
+
+load test_helper
+
+PATE="$TOP/pipelines/pate-t"
+# absolute: make runs in the pipeline's directory, some tests elsewhere
+BIN=$(cd "${PRIVADA_BIN:-$TOP/build/bin}" && pwd)
+PATH="$BIN:$PATH"
+SMALL=(TEACHERS=5 SHARE=60 LNMAX_GAMMAS=0.05 GNMAX_SIGMAS=20 REPS=1
+	BASE_EPS=4 "TEACHER_OPTS=--epochs 3 --lr 0.5 --batch 32"
+	"STUDENT_OPTS=--epochs 5 --lr 0.5 --batch 32"
+	"BASE_OPTS=--epochs 2 --lr 0.5 --batch 32"
+	"BASE_DP_OPTS=--epochs 2 --lr 4 --batch 256 --clip 1")
+
+# pate DIR ARGS...: make the experiment into DIR/out, hermetically.
+pate() {
+	local dir=$1
+	shift
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$PATE" \
+		--no-print-directory OUT="$dir/out" B="$BIN" "${SMALL[@]}" "$@"
+}
+
+setup_file() {
+	local dir="$BATS_FILE_TMPDIR"
+	local st=0
+	pate "$dir" > "$dir/make.out" 2> "$dir/make.err" || st=$?
+	echo "$st" > "$dir/make.status"
+}
+
+setup() {
+	OUT="$BATS_FILE_TMPDIR/out"
+}
+
+@test "make runs PATE-T with 5 teachers and writes a row per mechanism, noise level and baseline" {
+	run -0 cat "$BATS_FILE_TMPDIR/make.status"
+	assert_output 0
+	run -0 cut -f 1-4,6 "$OUT/results.tsv"
+	assert_output "teachers	mechanism	noise	runs	verdict
+5	lnmax	gamma=0.05	1	private
+5	gnmax	sigma=20	1	private
+5	exact	none	1	not_private
+-	no-teachers	none	1	not_private
+-	no-teachers-dpsgd	eps=4	1	private
+-	usps-true-labels	none	1	-"
+	# every line has 12 fields, accuracies are in [0, 1]
+	run -0 awk -F '\t' 'NF != 12 || (NR > 1 && !($9 >= 0 && $9 <= 1)) { print "bad: " $0 }' \
+		"$OUT/results.tsv"
+	refute_output
+	[ -s "$OUT/results.md" ]
+	run -0 xmllint --noout "$OUT/accuracy.svg"
+}
+
+@test "the ledger epsilon of each student equals rdp-account pate-lnmax and pate-gnmax for its queries" {
+	q=$(tns info --format json "$OUT/queries.tns" | $PY -c '
+import json, sys
+t = [t for t in json.load(sys.stdin)["tensors"] if t["name"] == "y"][0]
+print(t["shape"][0])')
+	[ "$q" -ge 55 ] && [ "$q" -le 65 ]
+	run -0 awk -F '\t' -v q="$q" '$2 != "lnmax" && $2 != "gnmax" { next }
+		$7 != q ".0" { print "answered " $7 " of " q }' "$OUT/results.tsv"
+	refute_output
+	for m in "lnmax gamma 0.05" "gnmax sigma 20"; do
+		set -- $m
+		want=$(rdp-account --delta 1e-5 --format tsv pate-$1 --$2 $3 --queries "$q" |
+			awk -F '\t' '$1 == "epsilon" { print $2 }')
+		got=$(awk -F '\t' '$1 == "mnist" { print $3 }' "$OUT/n5/$1-$3-r1.ledger.tsv")
+		$PY -c "import sys; w, g = map(float, sys.argv[1:]); assert abs(w - g) <= 1e-9 * w, (w, g)" \
+			"$want" "$got"
+		run -0 awk -F '\t' -v m="$1" '$2 == m { print $5 }' "$OUT/results.tsv"
+		$PY -c "import sys; w, g = map(float, sys.argv[1:]); assert abs(w - g) <= 1e-4, (w, g)" \
+			"$want" "$output"
+	done
+}
+
+@test "the teachers' predictions carry five disjoint parts of one split of MNIST" {
+	for i in 0 1 2 3 4; do
+		tns info -v "$OUT/n5/part-$i.votes.tns" |
+			awk -v i="$i" '$1 == "split.part" { print i, $2 } $1 == "split.parent" { print "parent", $2 }'
+	done > parts.txt
+	run -0 grep -c '^parent ' parts.txt
+	assert_output 5
+	run -0 sh -c "grep '^parent ' parts.txt | sort -u | wc -l"
+	assert_output 1
+	run -0 grep -v '^parent ' parts.txt
+	assert_output "0 0/5
+1 1/5
+2 2/5
+3 3/5
+4 4/5"
+	# the parts hold all 10,000 digits, each once
+	run -0 sh -c 'for i in 0 1 2 3 4; do tns info --format json "$1/n5/part-$i.tns"; done' _ "$OUT"
+	$PY -c '
+import json, sys
+rows = 0
+dec = json.JSONDecoder()
+s, i = sys.argv[1], 0
+while i < len(s):
+    while i < len(s) and s[i].isspace(): i += 1
+    if i == len(s): break
+    v, i = dec.raw_decode(s, i)
+    rows += [t for t in v["tensors"] if t["name"] == "X"][0]["shape"][0]
+assert rows == 10000, rows' "$output"
+}
+
+@test "the exact vote is a plurality label of the teachers and the label accuracy is recomputed" {
+	cd "$BATS_FILE_TMPDIR"
+	for i in 0 1 2 3 4; do
+		tns to-npy -q --tensor y_pred -o "v$i.npy" "$OUT/n5/part-$i.votes.tns"
+	done
+	tns to-npy -q --tensor y -o exact.npy "$OUT/n5/exact-0-r1.labels.tns"
+	tns to-npy -q --tensor y -o lnmax.npy "$OUT/n5/lnmax-0.05-r1.labels.tns"
+	tns to-npy -q --tensor y -o true.npy "$OUT/queries.tns"
+	acc=$(awk -F '\t' '$2 == "lnmax" { print $8 }' "$OUT/results.tsv")
+	$PY - "$acc" <<'EOF'
+import sys
+import numpy as np
+V = np.stack([np.load("v%d.npy" % i).reshape(-1) for i in range(5)])
+H = np.stack([np.bincount(V[:, j], minlength=10) for j in range(V.shape[1])])
+e = np.load("exact.npy")
+assert (H[np.arange(len(e)), e] == H.max(axis=1)).all()
+y, l = np.load("true.npy"), np.load("lnmax.npy")
+assert len(l) == len(y) and (l >= 0).all()
+assert abs((l == y).mean() - float(sys.argv[1])) <= 1e-4
+EOF
+}
+
+@test "the student carries only the vote's release for MNIST and the DP-SGD baseline its own" {
+	run -0 rdp-account ledger --delta 1e-5 --format tsv "$OUT/n5/gnmax-20-r1.student.tns"
+	assert_line --regexp "^mnist	1	[0-9.]+	.*	replace_one	0	none	0	private	"
+	assert_line --regexp "^usps	0	0	.*	aggregate	0	not_private	"
+	run -0 rdp-account ledger --delta 1e-5 --budget 4.000001 "$OUT/base/dp-4-r1.tns"
+}
+
+@test "a budget below the vote's epsilon stops make, and USPS alone never does" {
+	rm -f "$OUT/n5/lnmax-0.05-r1.ledger.tsv"
+	run -2 --separate-stderr pate "$BATS_FILE_TMPDIR" BUDGET=1 "$OUT/n5/lnmax-0.05-r1.ledger.tsv"
+	[[ $stderr == *"guard.awk: mnist: over budget: epsilon 3.5"*" > 1"* ]]
+	[ ! -e "$OUT/n5/lnmax-0.05-r1.ledger.tsv" ]
+	run -0 --separate-stderr pate "$BATS_FILE_TMPDIR" BUDGET=4 "$OUT/n5/lnmax-0.05-r1.ledger.tsv"
+	[ -s "$OUT/n5/lnmax-0.05-r1.ledger.tsv" ]
+}
