@@ -27,10 +27,11 @@ USPS_SEED := 2019
 # data-independent epsilons of about 1 to 20 at SHARE = 500 queries.
 LNMAX_GAMMAS := 0.005 0.01 0.02 0.05
 GNMAX_SIGMAS := 20 40 80 160
-# Confident GNMax, as sigma1:threshold:sigma with the threshold a fraction
-# of the teachers (e.g. 0.5:0.6 ... see README); its unanswered queries
-# (y = -1) can only be used by STUDENT=assoc, which drops them, so it is
-# empty by default.
+# Confident GNMax, as sigma1:fraction:sigma, the threshold being that
+# fraction of the teachers (e.g. 30:0.6:20: sigma1 30, threshold 0.6 n,
+# sigma 20).  Its unanswered queries (y = -1) can only be used by
+# STUDENT=assoc, which drops them (the Makefile refuses CGNMAX with
+# classify), so it is empty by default.
 CGNMAX :=
 
 # Privacy: the delta of every conversion and the epsilon that one

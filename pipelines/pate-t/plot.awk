@@ -53,9 +53,10 @@ END {
 	    top + ph / 2, top + ph / 2
 	for (i = 1; i <= nh; i++) {
 		c = (HC[i] in cid) ? pal[cid[HC[i]]] : (HC[i] == "+" ? "#000" : "#777")
-		printf "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" " \
-		    "stroke-dasharray=\"6,4\"><title>%s: %.3f (NOT private)</title></line>\n",
-		    left, left + pw, Y(HV[i]), Y(HV[i]), c, HL[i], HV[i]
+		printf "<g><title>%s: %.3f (NOT private)</title><line x1=\"%d\" " \
+		    "x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" " \
+		    "stroke-dasharray=\"6,4\"/></g>\n",
+		    HL[i], HV[i], left, left + pw, Y(HV[i]), Y(HV[i]), c
 	}
 	for (s in sid) {
 		j = sid[s]; c = pal[cid[sn[j]]]
@@ -73,21 +74,20 @@ END {
 		printf "<path d=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s/>\n",
 		    d, c, sm[j] == "gnmax" ? " stroke-dasharray=\"2,2\"" : ""
 		for (a = 1; a <= n; a++) {
+			printf "<g><title>%s teachers, %s: epsilon %.3g, accuracy %.3f</title>",
+			    sn[j], sm[j], ox[a], oy[a]
 			if (sm[j] == "gnmax")
-				printf "<rect x=\"%.1f\" y=\"%.1f\" width=\"8\" height=\"8\" fill=\"%s\">",
+				printf "<rect x=\"%.1f\" y=\"%.1f\" width=\"8\" height=\"8\" fill=\"%s\"/></g>\n",
 				    X(ox[a]) - 4, Y(oy[a]) - 4, c
 			else
-				printf "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%s\">",
+				printf "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%s\"/></g>\n",
 				    X(ox[a]), Y(oy[a]), c
-			printf "<title>%s teachers, %s: epsilon %.3g, accuracy %.3f</title>",
-			    sn[j], sm[j], ox[a], oy[a]
-			print (sm[j] == "gnmax") ? "</rect>" : "</circle>"
 		}
 	}
 	for (i = 1; i <= nb; i++)
-		printf "<path d=\"M%.1f,%.1f l5,9 l-10,0 z\" fill=\"black\">" \
-		    "<title>DP-SGD on MNIST, no teachers: epsilon %g, accuracy %.3f" \
-		    "</title></path>\n", X(BX[i]), Y(BY[i]) - 5, BX[i], BY[i]
+		printf "<g><title>DP-SGD on MNIST, no teachers: epsilon %g, " \
+		    "accuracy %.3f</title><path d=\"M%.1f,%.1f l5,9 l-10,0 z\" " \
+		    "fill=\"black\"/></g>\n", BX[i], BY[i], X(BX[i]), Y(BY[i]) - 5
 	# legend
 	lx = left + pw + 20; ly = top + 10
 	for (n in cid) {
