@@ -83,12 +83,12 @@ print(t["shape"][0])')
 	for i in 0 1 2 3 4; do
 		tns info -v "$OUT/n5/part-$i.votes.tns" |
 			awk -v i="$i" '$1 == "split.part" { print i, $2 } $1 == "split.parent" { print "parent", $2 }'
-	done > parts.txt
-	run -0 grep -c '^parent ' parts.txt
+	done > "$BATS_TEST_TMPDIR/parts.txt"
+	run -0 grep -c "^parent " "$BATS_TEST_TMPDIR/parts.txt"
 	assert_output 5
-	run -0 sh -c "grep '^parent ' parts.txt | sort -u | wc -l"
+	run -0 sh -c "grep '^parent ' \"$BATS_TEST_TMPDIR/parts.txt\" | sort -u | wc -l"
 	assert_output 1
-	run -0 grep -v '^parent ' parts.txt
+	run -0 grep -v "^parent " "$BATS_TEST_TMPDIR/parts.txt"
 	assert_output "0 0/5
 1 1/5
 2 2/5
