@@ -54,7 +54,7 @@ setup() {
 		"$OUT/results.tsv"
 	refute_output
 	[ -s "$OUT/results.md" ]
-	run -0 xmllint --noout "$OUT/accuracy.svg"
+	$PY -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$OUT/accuracy.svg"
 }
 
 @test "the ledger epsilon of each student equals rdp-account pate-lnmax and pate-gnmax for its queries" {
