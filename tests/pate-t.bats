@@ -146,3 +146,24 @@ EOF
 	run -0 --separate-stderr pate "$BATS_FILE_TMPDIR" BUDGET=4 "$OUT/n5/lnmax-0.05-r1.ledger.tsv"
 	[ -s "$OUT/n5/lnmax-0.05-r1.ledger.tsv" ]
 }
+
+@test "guard.awk passes a not-private dataset only when it is declared public" {
+	h='dataset	releases	epsilon	order	delta	delta_extra	neighbours	seeded	raw	data_dependent	verdict	why'
+	m='mnist	1	3.5	6.7	1e-05	0	replace_one	0	none	0	private	private: ok'
+	mo='mnist	1	3.5	6.7	1e-05	0	replace_one	0	none	0	over_budget	over budget: epsilon 3.5 > 1'
+	u='usps	0	0	0	1e-05	0	none	0	aggregate	0	not_private	NOT private: raw'
+	s='svhn	0	0	0	1e-05	0	none	0	aggregate	0	not_private	NOT private: raw'
+	g() { awk -v protected=mnist -v public="$1" -v np="${2:-0}" -f "$PATE/guard.awk"; }
+	run -0 g usps <<< "$h"$'\n'"$m"$'\n'"$u"
+	assert_line --index 1 "$m"
+	run -1 --separate-stderr g usps <<< "$h"$'\n'"$m"$'\n'"$u"$'\n'"$s"
+	[[ $stderr == "guard.awk: svhn (not declared public): NOT private: raw" ]]
+	run -1 --separate-stderr g usps <<< "$h"$'\n'"$mo"$'\n'"$u"
+	[[ $stderr == "guard.awk: mnist: over budget: epsilon 3.5 > 1" ]]
+	run -1 --separate-stderr g usps <<< "$h"$'\n'"$u"
+	[[ $stderr == "guard.awk: no release for mnist" ]]
+	run -1 --separate-stderr g mnist <<< "$h"$'\n'"$u"
+	run -1 --separate-stderr g usps <<< "not a table"
+	# the NOT private reference passes its table on unchecked
+	run -0 g usps 1 <<< "$h"$'\n'"$u"
+}
