@@ -1,0 +1,49 @@
+# Parameters of the dp-pg experiment (pipelines/dp-pg/Makefile).  Every
+# output depends on this file; any of these can be overridden on the make
+# command line (tests/dp-pg.bats runs M=4 on a few hundred rows).
+
+# The data: Fashion-MNIST from the Debian package dataset-fashion-mnist
+# (60,000 training and 10,000 test images, 10 classes).  Images are
+# shrunk from 28x28 to RESIZE by area averaging (featurize --resize, a
+# per-row map: no privacy cost) to keep the M trainings and kde-publish
+# fast: 196 features, 1,970 parameters of logistic regression.  Empty
+# keeps 28x28 (7,850 parameters).  TRAIN_FRACTION and TEST_FRACTION, when
+# not empty, keep that fraction of the rows (a public, seeded split; the
+# tests use it).
+FMNIST := /usr/share/datasets/fashion-mnist
+RESIZE := 14x14
+TRAIN_FRACTION :=
+TEST_FRACTION :=
+
+# The parameter collection: M models, one per disjoint partition of the
+# training rows (tns split with the public seed SPLIT_SEED), trained
+# without privacy.  One record is in exactly one partition, so it changes
+# one model: kde-publish's per-model guarantee is then per record.
+M := 50
+SPLIT_SEED := 2020
+SEED := 1
+CLASSES := 10
+# Multinomial logistic regression (no hidden layer: its parameters are
+# identified, unlike an MLP's hidden units, which a per-parameter KDE
+# across independently trained models would mix), 100 epochs of
+# 1,200 rows: training accuracy about 0.88, test 0.76.
+PART_OPTS := --no-dp --classes $(CLASSES) --epochs 100 --batch 32 --lr 0.5
+
+# The non-private baseline on all rows (and the part-0 model of the
+# collection, "single").
+ALL_OPTS := --no-dp --classes $(CLASSES) --epochs 30 --batch 128 --lr 0.5
+
+# DP-PG (kde-publish): the per-parameter epsilon_j of paper eq. 6; the
+# tool records the composed total in the ledger, and rdp-account ledger
+# reports it at DELTA.
+KDE_EPS := 0.01 0.1 1 10
+KDE_OPTS := --bandwidth silverman
+
+# DP-SGD on all training rows at fixed record-level epsilons, and at the
+# total of each kde-publish output (dpsgd-kde<E>).
+DELTA := 1e-5
+SGD_EPS := 0.5 1 4
+SGD_OPTS := --classes $(CLASSES) --epochs 10 --batch 512 --lr 4 --clip 1
+# The largest epsilon DP-SGD is run at when matching kde-publish's total
+# (a larger total is reported, and DP-SGD run at this one instead).
+SGD_EPS_MAX := 1000
