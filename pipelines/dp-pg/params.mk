@@ -36,7 +36,7 @@ ALL_OPTS := --no-dp --classes $(CLASSES) --epochs 30 --batch 128 --lr 0.5
 # DP-PG (kde-publish): the per-parameter epsilon_j of paper eq. 6; the
 # tool records the composed total in the ledger, and rdp-account ledger
 # reports it at DELTA.
-KDE_EPS := 0.01 0.1 1 10
+KDE_EPS := 0.001 0.01 0.1 1 10
 KDE_OPTS := --bandwidth silverman
 
 # DP-SGD on all training rows at fixed record-level epsilons, and at the

@@ -53,15 +53,15 @@ END {
 			v = p == 1 ? acc[i] : auc[i]
 			s = meth[i] == "dpsgd-matched" ? "dpsgd" : meth[i]
 			if (e[i] == "inf") {
-				printf "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" " \
-				    "stroke=\"%s\" stroke-dasharray=\"6 4\"><title>%s: %.3f" \
-				    "</title></line>\n", px[p], px[p] + pw, Y(p, v), Y(p, v),
-				    col[s], meth[i], v
+				printf "<g><title>%s: %.3f</title><line x1=\"%d\" " \
+				    "x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" " \
+				    "stroke-dasharray=\"6 4\"/></g>\n", meth[i], v, px[p],
+				    px[p] + pw, Y(p, v), Y(p, v), col[s]
 				continue
 			}
-			printf "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"><title>" \
-			    "%s ε=%s: %.3f</title></circle>\n", X(p, e[i]), Y(p, v),
-			    col[s], meth[i], e[i], v
+			printf "<g><title>%s ε=%.4g: %.3f</title><circle cx=\"%.1f\" " \
+			    "cy=\"%.1f\" r=\"4\" fill=\"%s\"/></g>\n", meth[i], e[i], v,
+			    X(p, e[i]), Y(p, v), col[s]
 			# a line to the next point of the same series, by epsilon
 			best = 0
 			for (j = 1; j <= n; j++) {
