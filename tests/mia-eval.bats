@@ -322,3 +322,49 @@ print("ok")'
 	mia-eval --attack shadow --shadow shadow.tns:shtrain.tns:shout.tns --model over.tns --members train.tns --nonmembers out.tns -o b.txt
 	cmp a.txt b.txt
 }
+
+@test "mia-eval's shadow attack models are sklearn's weighted, penalised logistic regressions" {
+	# Per class: features = sorted log-probabilities then the true class's
+	# (clamped at -50), standardised with the shadow rows' mean and
+	# population sd; members and non-members weighted n/(2 n1), n/(2 n0);
+	# penalty 0.01 n ||w||^2 / 2, intercept free: sklearn's C = 1/(0.01 n).
+	mia-eval --attack shadow --shadow shadow.tns:shtrain.tns:shout.tns --model over.tns --members train.tns --nonmembers out.tns --scores sk.tsv > /dev/null
+	for p in shadow:shtrain shadow:shout over:train over:out; do
+		predict -q --model ${p%%:*}.tns --output logits -o l.tns ${p#*:}.tns
+		tns to-csv --tensor logits -o ${p/:/-}.logits.csv l.tns
+	done
+	run -0 $PY -c '
+from check import *
+from scipy.special import logsumexp
+from sklearn.linear_model import LogisticRegression
+def feats(z, y):
+    lp = z - logsumexp(z, axis=1, keepdims=True)
+    lp = np.maximum(lp, -50)
+    return np.hstack([-np.sort(-lp, axis=1), lp[np.arange(len(y)), y][:, None]])
+def lab(name):
+    return np.loadtxt(name + ".csv", delimiter=",", skiprows=1, usecols=20).astype(int)
+def lz(name):
+    return np.loadtxt(name + ".logits.csv", delimiter=",")
+ys_in, ys_out = lab("shtrain"), lab("shout")
+F_in, F_out = feats(lz("shadow-shtrain"), ys_in), feats(lz("shadow-shout"), ys_out)
+yt = np.concatenate([lab("train"), lab("out")])
+Ft = np.vstack([feats(lz("over-train"), lab("train")), feats(lz("over-out"), lab("out"))])
+m, s, y, i = scores("sk.tsv")
+assert (y == yt).all()
+worst = 0
+for c in range(4):
+    A = np.vstack([F_in[ys_in == c], F_out[ys_out == c]])
+    t = np.r_[np.ones((ys_in == c).sum()), np.zeros((ys_out == c).sum())]
+    n, n1 = len(t), t.sum()
+    assert n1 >= 10 and n - n1 >= 10
+    mu, sd = A.mean(0), A.std(0)
+    sd[sd <= 1e-12] = 1
+    w = np.where(t == 1, n / (2 * n1), n / (2 * (n - n1)))
+    lr = LogisticRegression(C=1 / (0.01 * n), tol=1e-12, max_iter=100000)
+    lr.fit((A - mu) / sd, t, sample_weight=w)
+    q = lr.predict_proba((Ft[yt == c] - mu) / sd)[:, 1]
+    worst = max(worst, np.abs(q - s[yt == c]).max())
+assert worst < 1e-4, worst
+print("ok")'
+	[ "$output" = ok ]
+}
