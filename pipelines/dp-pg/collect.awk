@@ -6,7 +6,9 @@
 # "-": none), the record-level epsilon of the ledger at the pipeline's
 # delta ("inf" when rdp-account's verdict is not "private"), that verdict,
 # test accuracy, the loss attack's AUC, two-fold, best (in-sample) and
-# mean-loss (Yeom) balanced accuracies, and the wall time.
+# mean-loss (Yeom) balanced accuracies, the largest two-fold accuracy of
+# a class and that class (paper 002's figure 12 is per class), and the
+# wall time.
 BEGIN { FS = "\t"; OFS = "\t" }
 FNR == 1 {
 	n = split(FILENAME, p, "/")
@@ -19,6 +21,9 @@ kind == "acc" && $1 == "all" { acc[m] = $2 }
 kind == "mia" && $2 == "all" {
 	auc[m] = $7; best[m] = $8; half[m] = $9; mean[m] = $10
 }
+kind == "mia" && $2 ~ /^[0-9]+$/ && $9 != "-" && (!((m) in cmax) || $9 + 0 > cmax[m] + 0) {
+	cmax[m] = $9; cwhich[m] = $2
+}
 kind == "ledger" && FNR == 2 {
 	if ($11 == "private") eps[m] = $3
 	else eps[m] = "inf"
@@ -27,7 +32,8 @@ kind == "ledger" && FNR == 2 {
 kind == "time" { wall[m] = $1 }
 END {
 	print "method", "eps_given", "epsilon", "verdict", "test_acc", \
-	    "mia_auc", "mia_acc_half", "mia_acc_best", "mia_acc_mean", "wall_s"
+	    "mia_auc", "mia_acc_half", "mia_acc_best", "mia_acc_mean", \
+	    "mia_acc_half_max_class", "max_class", "wall_s"
 	n = split(methods, M, " ")
 	for (i = 1; i <= n; i++) {
 		m = M[i]
@@ -47,6 +53,6 @@ END {
 		else if (m ~ /^kde-e/) { name = "dp-pg"; given = substr(m, 6) }
 		else if (m ~ /^dpsgd-kde/) { name = "dpsgd-matched"; given = substr(m, 10) }
 		print name, given, eps[m], verdict[m], acc[m], auc[m], half[m], \
-		    best[m], mean[m], wall[m]
+		    best[m], mean[m], cmax[m], cwhich[m], wall[m]
 	}
 }
