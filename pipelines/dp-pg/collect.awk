@@ -5,6 +5,7 @@
 # Columns: method, the epsilon its tool was given (kde: per parameter;
 # "-": none), the record-level epsilon of the ledger at the pipeline's
 # delta ("inf" when rdp-account's verdict is not "private"), that verdict,
+# the neighbouring relation of the ledger (add_remove, replace_one, none),
 # test accuracy, the loss attack's AUC, two-fold, best (in-sample) and
 # mean-loss (Yeom) balanced accuracies, the largest two-fold accuracy of
 # a class and that class (paper 002's figure 12 is per class), and the
@@ -28,10 +29,11 @@ kind == "ledger" && FNR == 2 {
 	if ($11 == "private") eps[m] = $3
 	else eps[m] = "inf"
 	verdict[m] = $11
+	nb[m] = $7
 }
 kind == "time" { wall[m] = $1 }
 END {
-	print "method", "eps_given", "epsilon", "verdict", "test_acc", \
+	print "method", "eps_given", "epsilon", "verdict", "neighbours", "test_acc", \
 	    "mia_auc", "mia_acc_half", "mia_acc_best", "mia_acc_mean", \
 	    "mia_acc_half_max_class", "max_class", "wall_s"
 	n = split(methods, M, " ")
@@ -52,7 +54,7 @@ END {
 		if (m ~ /^dpsgd-e/) { name = "dpsgd"; given = substr(m, 8) }
 		else if (m ~ /^kde-e/) { name = "dp-pg"; given = substr(m, 6) }
 		else if (m ~ /^dpsgd-kde/) { name = "dpsgd-matched"; given = substr(m, 10) }
-		print name, given, eps[m], verdict[m], acc[m], auc[m], half[m], \
+		print name, given, eps[m], verdict[m], nb[m], acc[m], auc[m], half[m], \
 		    best[m], mean[m], cmax[m], cwhich[m], wall[m]
 	}
 }

@@ -8,7 +8,7 @@ BEGIN { FS = "\t" }
 NR == 1 { next }
 {
 	n++
-	meth[n] = $1; e[n] = $3; acc[n] = $5; auc[n] = $6
+	meth[n] = $1; e[n] = $3; acc[n] = $6; auc[n] = $7
 	if ($3 != "inf") {
 		l = log($3) / log(10)
 		if (!have || l < x0) x0 = l
