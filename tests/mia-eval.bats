@@ -368,3 +368,13 @@ assert worst < 1e-4, worst
 print("ok")'
 	[ "$output" = ok ]
 }
+
+@test "mia-eval shows '-' for what one member cannot give: the two-fold accuracy" {
+	head -2 train.csv > one-member.csv
+	featurize -q --label label --dataset mia one-member.csv > one-member.tns
+	run -0 mia-eval --model over.tns --members one-member.tns --nonmembers out.tns --report-format tsv
+	# all: 1 member (row 0: the even half only); the odd half has none.
+	[[ ${lines[1]} == $'loss\tall\t1\t100\t'* ]]
+	[ "$(printf '%s\n' "${lines[1]}" | cut -f 9)" = - ]
+	[ "$(printf '%s\n' "${lines[1]}" | cut -f 7)" != - ]
+}

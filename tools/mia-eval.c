@@ -327,7 +327,7 @@ bacc_at(const struct sclist *l, double t)
 {
 	size_t tp = 0, tn = 0;
 
-	if (l->n1 == 0 || l->n0 == 0)
+	if (l->n1 == 0 || l->n0 == 0 || isnan(t))
 		return NAN;
 	for (size_t i = 0; i < l->n; i++) {
 		if (l->v[i].member && l->v[i].s >= t)
