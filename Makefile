@@ -13,7 +13,7 @@ SHELL := bash
 
 PREFIX ?= /usr/local
 CC ?= cc
-TOOLS := featurize tns rdp-account psdshrink coral-align covest dpsgd-train predict teacher-vote gmm-fit
+TOOLS := featurize tns rdp-account psdshrink coral-align covest dpsgd-train predict teacher-vote gmm-fit mia-eval
 LIB_SRC := $(wildcard lib/*.c)
 LIB_HDR := $(wildcard lib/*.h)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
