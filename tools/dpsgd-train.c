@@ -2233,7 +2233,9 @@ main(int argc, char **argv)
 	if (o.audit)
 		write_audit(w, &m, all, o.audit);
 	else if ((rc = model_write(w, &m)) != 0 || (o.dann &&
-	    (rc = model_write_net(w, &t.nets.dom, m.param, "domain")) != 0))
+	    (rc = model_write_net(w, &t.nets.dom, m.param, "domain")) != 0) ||
+	    (t.gu != NULL && (rc = model_write_net(w, &gu.nets.dom, m.param,
+	    "domain")) != 0))
 		cli_wdie(w, rc);
 	cli_inherit(&meta, &tr.meta, label);
 	cli_prov_input(&prov, nin++, label, tr.digest);
