@@ -10,13 +10,16 @@
 #define UDA_MAX_ROWS (1u << 16)
 
 size_t
-uda_assoc_work(size_t na, size_t nb)
+uda_assoc_work(size_t na, size_t nb, size_t h)
 {
-	if (na == 0 || nb == 0 || na > UDA_MAX_ROWS || nb > UDA_MAX_ROWS)
+	if (na == 0 || nb == 0 || na > UDA_MAX_ROWS || nb > UDA_MAX_ROWS ||
+	    h == 0 || h > SIZE_MAX / 16 - 4 * (size_t)UDA_MAX_ROWS *
+	    UDA_MAX_ROWS)
 		return 0;
 	/* M/P^ab, P^ba, G^ab, G^ba: na nb each; P^aba, G^aba: na^2 each;
-	 * P^visit: nb; P^cover and the class counts: na each. */
-	return 4 * na * nb + 2 * na * na + nb + 2 * na;
+	 * P^visit: nb; P^cover and the class counts: na each; a row of h
+	 * accumulators. */
+	return 4 * na * nb + 2 * na * na + nb + 2 * na + h;
 }
 
 /* Softmax of the n values x[0], x[stride], ... into p (packed). */
@@ -52,10 +55,10 @@ uda_assoc(const float *A, const float *B, size_t na, size_t nb, size_t h,
     const int32_t *y, const double w[3], double *loss,
     struct uda_assoc_parts *parts, float *gA, float *gB, double *work)
 {
-	double *Pab, *Pba, *Gab, *Gba, *Paba, *Gaba, *vis, *cov, *cnt;
+	double *Pab, *Pba, *Gab, *Gba, *Paba, *Gaba, *vis, *cov, *cnt, *acc;
 	double lw = 0, lv = 0, lc = 0;
 
-	if (uda_assoc_work(na, nb) == 0 || h == 0)
+	if (uda_assoc_work(na, nb, h) == 0)
 		return UDA_E_RANGE;
 	for (int i = 0; i < 3; i++)
 		if (!(w[i] >= 0) || !isfinite(w[i]))
@@ -72,6 +75,7 @@ uda_assoc(const float *A, const float *B, size_t na, size_t nb, size_t h,
 	vis = Gaba + na * na;
 	cov = vis + nb;
 	cnt = cov + na;
+	acc = cnt + na;
 
 	/* M = A B^T (in Pab), then P^ba from its columns, P^ab from its
 	 * rows (in place). */
@@ -89,13 +93,13 @@ uda_assoc(const float *A, const float *B, size_t na, size_t nb, size_t h,
 		softmax_strided(row, nb, 1, Gab);
 		memcpy(row, Gab, nb * sizeof *row);
 	}
-	/* P^aba = P^ab P^ba. */
+	/* P^aba = P^ab P^ba (the inner loops run along rows). */
+	memset(Paba, 0, na * na * sizeof *Paba);
 	for (size_t i = 0; i < na; i++)
-		for (size_t l = 0; l < na; l++) {
-			double s = 0;
-			for (size_t j = 0; j < nb; j++)
-				s += Pab[i * nb + j] * Pba[j * na + l];
-			Paba[i * na + l] = s;
+		for (size_t j = 0; j < nb; j++) {
+			double p = Pab[i * nb + j];
+			for (size_t l = 0; l < na; l++)
+				Paba[i * na + l] += p * Pba[j * na + l];
 		}
 	/* Walker: T_il = [y_i = y_l] / cnt_i. */
 	for (size_t i = 0; i < na; i++) {
@@ -150,14 +154,17 @@ uda_assoc(const float *A, const float *B, size_t na, size_t nb, size_t h,
 			Gab[i * nb + j] = s - w[1] / ((double)nb * (double)na *
 			    vis[j]);
 		}
-	for (size_t j = 0; j < nb; j++)
-		for (size_t l = 0; l < na; l++) {
-			double s = 0;
-			for (size_t i = 0; i < na; i++)
-				s += Pab[i * nb + j] * Gaba[i * na + l];
-			Gba[j * na + l] = s - w[2] / ((double)na * (double)nb *
-			    cov[l]);
+	for (size_t j = 0; j < nb; j++) {
+		double *g = Gba + j * na;
+
+		for (size_t l = 0; l < na; l++)
+			g[l] = -w[2] / ((double)na * (double)nb * cov[l]);
+		for (size_t i = 0; i < na; i++) {
+			double p = Pab[i * nb + j];
+			for (size_t l = 0; l < na; l++)
+				g[l] += p * Gaba[i * na + l];
 		}
+	}
 	/* Through the softmaxes, into dL/dM = dS^ab + (dS^ba)^T (in Gab). */
 	for (size_t i = 0; i < na; i++)
 		softmax_back(Pab + i * nb, Gab + i * nb, nb);
@@ -166,21 +173,28 @@ uda_assoc(const float *A, const float *B, size_t na, size_t nb, size_t h,
 	for (size_t i = 0; i < na; i++)
 		for (size_t j = 0; j < nb; j++)
 			Gab[i * nb + j] += Gba[j * na + i];
-	/* M = A B^T: dL/dA = dM B, dL/dB = dM^T A. */
-	for (size_t i = 0; i < na; i++)
-		for (size_t k = 0; k < h; k++) {
-			double s = 0;
-			for (size_t j = 0; j < nb; j++)
-				s += Gab[i * nb + j] * (double)B[j * h + k];
-			gA[i * h + k] = (float)s;
+	/* M = A B^T: dL/dA = dM B, dL/dB = dM^T A, a row at a time in
+	 * the accumulators. */
+	for (size_t i = 0; i < na; i++) {
+		memset(acc, 0, h * sizeof *acc);
+		for (size_t j = 0; j < nb; j++) {
+			double g = Gab[i * nb + j];
+			for (size_t k = 0; k < h; k++)
+				acc[k] += g * (double)B[j * h + k];
 		}
-	for (size_t j = 0; j < nb; j++)
-		for (size_t k = 0; k < h; k++) {
-			double s = 0;
-			for (size_t i = 0; i < na; i++)
-				s += Gab[i * nb + j] * (double)A[i * h + k];
-			gB[j * h + k] = (float)s;
+		for (size_t k = 0; k < h; k++)
+			gA[i * h + k] = (float)acc[k];
+	}
+	for (size_t j = 0; j < nb; j++) {
+		memset(acc, 0, h * sizeof *acc);
+		for (size_t i = 0; i < na; i++) {
+			double g = Gab[i * nb + j];
+			for (size_t k = 0; k < h; k++)
+				acc[k] += g * (double)A[i * h + k];
 		}
+		for (size_t k = 0; k < h; k++)
+			gB[j * h + k] = (float)acc[k];
+	}
 	return UDA_OK;
 }
 

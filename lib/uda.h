@@ -57,15 +57,16 @@ struct uda_assoc_parts {
 	double walker, visit, cover;
 };
 
-/* Doubles of the work array uda_assoc needs, or 0 when na, nb is 0 or
- * the size overflows. */
-size_t uda_assoc_work(size_t na, size_t nb);
+/* Doubles of the work array uda_assoc needs for na x nb batches of
+ * embeddings of h values, or 0 when na, nb or h is 0 or a size is too
+ * large (more than 65536 rows). */
+size_t uda_assoc_work(size_t na, size_t nb, size_t h);
 
 /* The associative loss w[0] walker + w[1] visit + w[2] cover of the
  * embeddings A (na x h), B (nb x h), labels y (na values >= 0) into
  * *loss, its parts into *parts (may be NULL), and, when gA and gB are not
  * NULL, its gradients with respect to A (na x h) and B (nb x h), written
- * (not added).  work: uda_assoc_work(na, nb) doubles.  @return 0, or
+ * (not added).  work: uda_assoc_work(na, nb, h) doubles.  @return 0, or
  * UDA_E_RANGE (nothing written). */
 int uda_assoc(const float *A, const float *B, size_t na, size_t nb,
     size_t h, const int32_t *y, const double w[3], double *loss,

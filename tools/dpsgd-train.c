@@ -885,7 +885,7 @@ assoc_init(struct trainer *t, struct assoc *as)
 	if (nn_ws_init(&as->wa, &as->feat, ca) != 0 ||
 	    nn_ws_init(&as->wb, &as->feat, cb) != 0 ||
 	    nn_ws_init(&as->wh, &as->head, ca) != 0 ||
-	    (nw = uda_assoc_work(ca, cb)) == 0)
+	    (nw = uda_assoc_work(ca, cb, h)) == 0)
 		cli_die(EX_OSERR, "out of memory");
 	as->ga = cli_reallocarray(NULL, ca * h, sizeof *as->ga);
 	as->gc = cli_reallocarray(NULL, ca * h, sizeof *as->gc);

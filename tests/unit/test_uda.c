@@ -80,7 +80,7 @@ test_values(void)
 		A[i] = A0[i] / 8;
 	for (size_t i = 0; i < 12; i++)
 		B[i] = B0[i] / 8;
-	ok(uda_assoc_work(5, 4) <= 512, "work size");
+	ok(uda_assoc_work(5, 4, 3) <= 512, "work size");
 	rc = uda_assoc(A, B, 5, 4, 3, Y0, w, &l, &p, NULL, NULL, work);
 	ok(rc == 0 && close_rel(p.walker, 1.6024754934430512, 1e-12),
 	    "walker %.17g (numpy 1.6024754934430512)", p.walker);
@@ -130,7 +130,8 @@ test_errors(void)
 	int32_t y[2] = { 0, -1 };
 	double w[3] = { 1, 1, 1 }, l, work[64];
 
-	ok(uda_assoc_work(0, 3) == 0 && uda_assoc_work(3, 0) == 0,
+	ok(uda_assoc_work(0, 3, 1) == 0 && uda_assoc_work(3, 0, 1) == 0 &&
+	    uda_assoc_work(3, 3, 0) == 0,
 	    "empty batches have no work size");
 	ok(uda_assoc(A, B, 2, 2, 3, y, w, &l, NULL, gA, gB, work) ==
 	    UDA_E_RANGE, "a negative label is refused");
@@ -156,7 +157,7 @@ fd_assoc(const double *w, const char *what, struct rng *r, size_t na,
 	float *A = calloc(nA, sizeof *A), *B = calloc(nB, sizeof *B);
 	float *gA = calloc(nA, sizeof *gA), *gB = calloc(nB, sizeof *gB);
 	int32_t *y = calloc(na, sizeof *y);
-	double *work = calloc(uda_assoc_work(na, nb), sizeof *work), l;
+	double *work = calloc(uda_assoc_work(na, nb, h), sizeof *work), l;
 	double worst = 0;
 
 	if (!A || !B || !gA || !gB || !y || !work)
