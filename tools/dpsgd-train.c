@@ -870,6 +870,9 @@ struct assoc {
 					 * classification on A */
 	double *work;
 	double w[3];
+	double part[3];			/* -v: the epoch's walker, visit,
+					 * cover (sums over steps) */
+	uint64_t nstep;
 };
 
 static void
@@ -917,6 +920,7 @@ assoc_step(struct trainer *t, struct rng *r, double *seen)
 	struct stream *sa = &t->st[0], *sb = &t->st[1];
 	const float *p = t->m->param;
 	size_t h = as->head.layer[0].in, na, nb;
+	struct uda_assoc_parts parts;
 	float *ea, *eb, *gz;
 	double lc, la;
 	int rc;
@@ -937,9 +941,13 @@ assoc_step(struct trainer *t, struct rng *r, double *seen)
 	nn_grad_sum(&as->head, &as->wh, 1.0f, t->grad);
 	/* The associative loss on both embeddings (its gradients already
 	 * hold the batch means). */
-	if ((rc = uda_assoc(ea, eb, na, nb, h, sa->yb, as->w, &la, NULL,
+	if ((rc = uda_assoc(ea, eb, na, nb, h, sa->yb, as->w, &la, &parts,
 	    as->ga, as->gb, as->work)) != 0)
 		cli_die(EX_SOFTWARE, "associative loss: bad batch");
+	as->part[0] += parts.walker;
+	as->part[1] += parts.visit;
+	as->part[2] += parts.cover;
+	as->nstep++;
 	for (size_t i = 0; i < na * h; i++)
 		as->ga[i] += as->gc[i];
 	nn_backward(&as->feat, p, &as->wa, as->ga, NULL);
@@ -972,6 +980,9 @@ struct gmmuda {
 	float *gf, *gd, *gim;		/* d/d features (2), d IM/d logits */
 	int32_t *dom0, *dom1;		/* domain labels */
 	double *imwork;
+	double part[4];			/* -v: the epoch's KD, mean entropy,
+					 * entropy of the mean, Ld (sums) */
+	uint64_t nstep;
 };
 
 static void
@@ -1031,9 +1042,9 @@ gmm_step(struct trainer *t, struct rng *r, double *seen)
 	struct stream *sx = &t->st[0], *sz = &t->st[1];
 	const float *p = t->m->param;
 	size_t K = t->K, h = N->dom.layer[0].in, n, ns;
-	size_t lh = N->head.nlayers - 1, ld = N->dom.nlayers - 1;
+	size_t lh = N->head.nlayers - 1, dl = N->dom.nlayers - 1;
 	float *f, *zs, *z, *gz, *g, rev;
-	double kd, im;
+	double kd, im, ent, div, ld;
 
 	n = next_batch(sx, r);
 	ns = next_batch(sz, r);
@@ -1051,16 +1062,16 @@ gmm_step(struct trainer *t, struct rng *r, double *seen)
 	gz = gu->wh.g[lh];
 	kd = uda_kd(zs, z, n, K, o->kd_temp, gz);
 	scale_rows(gz, n * K, (float)(o->beta_kd / (double)n));
-	im = uda_im(z, n, K, gu->gim, NULL, NULL, gu->imwork);
+	im = uda_im(z, n, K, gu->gim, &ent, &div, gu->imwork);
 	for (size_t i = 0; i < n * K; i++)
 		gz[i] += (float)o->beta_im * gu->gim[i];
 	nn_backward(&N->head, p, &gu->wh, gz, gu->gf);
 	/* The domain classifier on E_t(x) (domain 1), its input gradient
 	 * reversed into the features, and on the samples (domain 0). */
 	nn_forward(&N->dom, p, &gu->dt, f, n);
-	g = gu->dt.g[ld];
-	(void)nn_softmax_xent(nn_output(&N->dom, &gu->dt), gu->dom1, n, 2, g,
-	    NULL, NULL);
+	g = gu->dt.g[dl];
+	ld = nn_softmax_xent(nn_output(&N->dom, &gu->dt), gu->dom1, n, 2, g,
+	    NULL, NULL) / (double)n;
 	scale_rows(g, n * 2, 1.0f / (float)n);
 	nn_backward(&N->dom, p, &gu->dt, g, gu->gd);
 	nn_grad_sum(&N->dom, &gu->dt, 1.0f, t->grad);
@@ -1068,15 +1079,20 @@ gmm_step(struct trainer *t, struct rng *r, double *seen)
 	for (size_t i = 0; i < n * h; i++)
 		gu->gf[i] -= rev * gu->gd[i];
 	nn_forward(&N->dom, p, &gu->ds, sz->xb, ns);
-	g = gu->ds.g[ld];
-	(void)nn_softmax_xent(nn_output(&N->dom, &gu->ds), gu->dom0, ns, 2, g,
-	    NULL, NULL);
+	g = gu->ds.g[dl];
+	ld += nn_softmax_xent(nn_output(&N->dom, &gu->ds), gu->dom0, ns, 2, g,
+	    NULL, NULL) / (double)ns;
 	scale_rows(g, ns * 2, 1.0f / (float)ns);
 	nn_backward(&N->dom, p, &gu->ds, g, NULL);
 	nn_grad_sum(&N->dom, &gu->ds, 1.0f, t->grad);
 	/* E_t. */
 	nn_backward(&N->feat, p, &gu->wf, gu->gf, NULL);
 	nn_grad_sum(&N->feat, &gu->wf, 1.0f, t->grad);
+	gu->part[0] += kd / (double)n;
+	gu->part[1] += ent;
+	gu->part[2] += div;
+	gu->part[3] += ld;
+	gu->nstep++;
 	*seen += (double)n;
 	return o->beta_kd * kd + o->beta_im * im * (double)n;
 }
@@ -1120,7 +1136,7 @@ static int
 end_epoch(struct trainer *t, uint64_t epoch, uint64_t nepochs,
     double loss, double eseen, double seen, double secs)
 {
-	char line[256];
+	char line[512];
 	size_t k = 0;
 	int stop = 0;
 
@@ -1132,6 +1148,26 @@ end_epoch(struct trainer *t, uint64_t epoch, uint64_t nepochs,
 	if (t->mode == MODE_NODP)
 		k += (size_t)snprintf(line + k, sizeof line - k, ", loss %.4f",
 		    loss / (eseen > 0 ? eseen : 1));
+	/* The adaptation terms, each a mean over the epoch's steps. */
+	if (t->as != NULL && t->as->nstep > 0) {
+		double ns = (double)t->as->nstep;
+
+		k += (size_t)snprintf(line + k, sizeof line - k, " (walker "
+		    "%.4f, visit %.4f, cover %.4f)", t->as->part[0] / ns,
+		    t->as->part[1] / ns, t->as->part[2] / ns);
+		memset(t->as->part, 0, sizeof t->as->part);
+		t->as->nstep = 0;
+	}
+	if (t->gu != NULL && t->gu->nstep > 0) {
+		double ns = (double)t->gu->nstep;
+
+		k += (size_t)snprintf(line + k, sizeof line - k, " (kd %.4f, "
+		    "entropy %.4f, diversity %.4f, domain %.4f)",
+		    t->gu->part[0] / ns, t->gu->part[1] / ns,
+		    t->gu->part[2] / ns, t->gu->part[3] / ns);
+		memset(t->gu->part, 0, sizeof t->gu->part);
+		t->gu->nstep = 0;
+	}
 	if (t->va != NULL) {
 		double vl, acc = evaluate(t, t->va, &vl);
 
