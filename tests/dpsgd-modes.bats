@@ -245,6 +245,48 @@ print(fdcheck(loss, v1, v2, 1e-3))'
 	[[ $output == "ok "* ]] && echo "# $output" >&3
 }
 
+# The adversarial term at the first step (KD is flat there, IM off): E
+# moves by +lr beta_adv lambda dLd/dE, Ld = mean CE(D(E(x)), 1) at the
+# initial D0, lambda = 2 / (1 + e^-10) - 1 at step 1 of 1.  D0 is not in
+# the output, but D1 = D0 - lr dLd/dD0 with the features E_s(x) and the
+# samples known, so D0 is the fixed point of D = D1 + lr dLd/dD (a
+# contraction at lr 0.1), found by iteration.
+@test "gmm-uda: the first step moves E up the domain loss's gradient (reversal, numpy)" {
+	printf 'u,v,w\n0.1,0.2,0.3\n0.5,0.1,0\n0.3,0.9,0.2\n' > s3b.csv
+	featurize --no-label --dataset s3 s3b.csv > s3b.tns
+	dpsgd-train --mode gmm-uda --init m0.tns --source-features s3b.tns --epochs 1 \
+		--batch 64 --lr 0.1 --beta-adv 2 --beta-im 0 -S 1 -q t5.tns > ga.tns
+	run -0 $PY -c '
+from load import *
+T0, T1 = load("m0.tns")[0], load("ga.tns")[0]
+XS = np.array([[.1, .2, .3], [.5, .1, 0], [.3, .9, .2]])
+lr, badv, lam = 0.1, 2.0, 2 / (1 + np.exp(-10.0)) - 1
+W1, b1 = T1["domain/fc1/W"].astype(float), T1["domain/fc1/b"].astype(float)
+f0 = mlp(T0, XB, 2)
+def dgrad(W, b):
+    gW, gb = np.zeros_like(W), np.zeros_like(b)
+    for X, d in ((f0, 1), (XS, 0)):
+        p = sm(X @ W + b); p[:, d] -= 1; p /= len(X)
+        gW += X.T @ p; gb += p.sum(0)
+    return gW, gb
+W, b = W1.copy(), b1.copy()
+for it in range(200):
+    gW, gb = dgrad(W, b); W, b = W1 + lr * gW, b1 + lr * gb
+names = [k for k in sorted(T0) if k.startswith("model/fc") and k[8] != "3"]
+def unpack(v):
+    P, o = dict(T0), 0
+    for k in names:
+        P[k] = v[o:o + T0[k].size].reshape(T0[k].shape); o += T0[k].size
+    return P
+def loss(v):
+    p = sm(mlp(unpack(v), XB, 2) @ W + b)
+    return -badv * lam * -np.log(p[:, 1]).mean()
+v0 = np.concatenate([T0[k].astype(float).ravel() for k in names])
+v1 = np.concatenate([T1[k].astype(float).ravel() for k in names])
+print(fdcheck(loss, v0, v0 + (v1 - v0) / lr, 0.01))'
+	[[ $output == "ok "* ]] && echo "# $output" >&3
+}
+
 # ---- accuracy on a rotated target ----
 
 # Over seeds 1-3 on this machine: source-only 0.78, 0.87, 0.86 (mean

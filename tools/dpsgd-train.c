@@ -51,7 +51,8 @@ enum {
 /* --mode: what is trained, and on which losses. */
 enum { ADAPT_NONE, ADAPT_DANN, ADAPT_ASSOC, ADAPT_GMM };
 
-/* Defaults of the adaptation losses (man page, LOSSES). */
+/* Defaults of the adaptation losses (man page: Associative domain
+ * adaptation, Source-free adaptation with a feature mixture). */
 #define ASSOC_BETA_WALKER 1.0		/* Haeusser et al. 2017 */
 #define ASSOC_BETA_VISIT 0.5
 #define ASSOC_BETA_COVER 0.0		/* paper 004 gives no value */
@@ -161,7 +162,7 @@ struct trainer {
 	size_t nst;
 	int dann;			/* --mode dann */
 	struct nn_dann nets;		/* dann: F, H and D */
-	double lambda;			/* dann: the GRL coefficient now */
+	double lambda;			/* dann, gmm-uda: the GRL coefficient */
 	struct assoc *as;		/* --mode assoc */
 	struct gmmuda *gu;		/* --mode gmm-uda */
 	size_t nrange, rlo[2], rhi[2];	/* the ranges the optimiser moves */
@@ -2011,6 +2012,12 @@ main(int argc, char **argv)
 		memset(p + m.nparam, 0, (end - m.nparam) * sizeof *p);
 		m.param = p;
 		t.np = end;
+		/* The encoder's features leave a ReLU: a Gaussian sample's
+		 * negative values are projected to 0, or the domain
+		 * classifier tells the domains apart by sign alone. */
+		for (size_t i = 0; i < sf.n * sf.d; i++)
+			if (sf.X[i] < 0)
+				sf.X[i] = 0;
 	}
 	if (!src_dp && o.adapt != ADAPT_GMM)
 		check_labels(&tr, t.K);
