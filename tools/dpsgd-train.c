@@ -19,6 +19,7 @@
 #include "rdp.h"
 #include "tensor.h"
 #include "tstream.h"
+#include "uda.h"
 
 #define WORK_ITEM "dpsgd-train"
 #define UNSAFE_ENV "PRIVADA_TEST_UNSAFE"
@@ -37,13 +38,26 @@
 					 * charged at, at least */
 
 enum {
-	OPT_AUDIT = 256, OPT_BATCH, OPT_CLASSES, OPT_CLIP, OPT_DATASET,
-	OPT_DOMAIN_HIDDEN, OPT_EPOCHS, OPT_EXACT, OPT_FREEZE, OPT_GRL_MAX,
-	OPT_HIDDEN, OPT_INIT, OPT_LEVEL, OPT_LR, OPT_SCHEDULE, OPT_MODE,
-	OPT_MOMENTUM, OPT_NESTEROV, OPT_NODP, OPT_OPTIMIZER, OPT_PATIENCE,
-	OPT_PROTECT, OPT_SIGMA, OPT_TARGET, OPT_UNSAFE, OPT_VAL,
+	OPT_AUDIT = 256, OPT_BATCH, OPT_BETA1, OPT_BETA2, OPT_BETA3,
+	OPT_BETA_ADV, OPT_BETA_IM, OPT_BETA_KD, OPT_CLASSES, OPT_CLIP,
+	OPT_DATASET, OPT_DOMAIN_HIDDEN, OPT_EPOCHS, OPT_EXACT,
+	OPT_FEATURE_LAYER, OPT_FREEZE, OPT_GRL_MAX, OPT_HIDDEN, OPT_INIT,
+	OPT_KD_TEMP, OPT_LEVEL, OPT_LR, OPT_SCHEDULE, OPT_MODE, OPT_MOMENTUM,
+	OPT_NESTEROV, OPT_NODP, OPT_OPTIMIZER, OPT_PATIENCE, OPT_PROTECT,
+	OPT_SIGMA, OPT_SOURCE_FEATURES, OPT_TARGET, OPT_UNSAFE, OPT_VAL,
 	OPT_VAL_PUBLIC, OPT_WD
 };
+
+/* --mode: what is trained, and on which losses. */
+enum { ADAPT_NONE, ADAPT_DANN, ADAPT_ASSOC, ADAPT_GMM };
+
+/* Defaults of the adaptation losses (man page: Associative domain
+ * adaptation, Source-free adaptation with a feature mixture). */
+#define ASSOC_BETA_WALKER 1.0		/* Haeusser et al. 2017 */
+#define ASSOC_BETA_VISIT 0.5
+#define ASSOC_BETA_COVER 0.0		/* paper 004 gives no value */
+#define GMM_KD_TEMP 20.0		/* paper 003, section E */
+#define ASSOC_MAX_BATCH CAP_MAX		/* one batch is one fwd/bwd call */
 
 /* --protect: the domains whose examples are clipped and noised. */
 enum { PROTECT_SOURCE = 1, PROTECT_TARGET = 2, PROTECT_BOTH = 3 };
@@ -57,6 +71,12 @@ struct opts {
 	int force, quiet, verbose, nodp, exact, unsafe, val_public;
 	int has_eps, has_delta, has_sigma, has_epochs, has_lr, has_classes;
 	int dann, protect, has_dh, has_grl;
+	int adapt;			/* --mode: ADAPT_* */
+	int has_clip, has_beta, has_gmm_opt;
+	const char *src_feat;		/* gmm-uda: --source-features */
+	size_t feature_layer;		/* gmm-uda: 0 = the last hidden */
+	double beta[3];			/* assoc: walker, visit, cover */
+	double kd_temp, beta_adv, beta_kd, beta_im;	/* gmm-uda */
 	double epsilon, delta, sigma, clip, epochs, grl_max;
 	size_t batch, classes, freeze, patience, nhidden, ndh;
 	size_t hidden[NN_MAX_LAYERS], dh[NN_MAX_LAYERS];
@@ -79,6 +99,8 @@ struct data {
 };
 
 struct trainer;
+struct assoc;
+struct gmmuda;
 
 /*
  * A stream of examples feeding every step: a dataset, how its batches
@@ -140,7 +162,10 @@ struct trainer {
 	size_t nst;
 	int dann;			/* --mode dann */
 	struct nn_dann nets;		/* dann: F, H and D */
-	double lambda;			/* dann: the GRL coefficient now */
+	double lambda;			/* dann, gmm-uda: the GRL coefficient */
+	struct assoc *as;		/* --mode assoc */
+	struct gmmuda *gu;		/* --mode gmm-uda */
+	size_t nrange, rlo[2], rhi[2];	/* the ranges the optimiser moves */
 	struct nn_ws ws;		/* the classifier's workspace */
 	float *grad, *best;
 	double *sum;
@@ -155,21 +180,25 @@ usage(int status)
 
 	fputs("usage: dpsgd-train [-fhqVv] [-d delta] [-e epsilon] [-o file] "
 	    "[-S seed]\n"
-	    "                   [--audit-repeat n] [--batch n] [--classes k] "
-	    "[--clip c]\n"
-	    "                   [--dataset name] [--domain-hidden list] "
-	    "[--epochs n]\n"
-	    "                   [--exact-noise] [--freeze k] [--grl-max l] "
-	    "[--hidden list]\n"
-	    "                   [--init file] [--level level] [--lr rate] "
-	    "[--lr-schedule kind]\n"
-	    "                   [--mode mode] [--momentum m] [--nesterov] "
-	    "[--no-dp]\n"
-	    "                   [--optimizer name] [--patience n] "
-	    "[--protect domains]\n"
-	    "                   [--sigma s] [--target file] "
-	    "[--val file --val-public]\n"
-	    "                   [--weight-decay w] [file]\n", fp);
+	    "                   [--audit-repeat n] [--batch n] [--beta-adv w] "
+	    "[--beta-im w]\n"
+	    "                   [--beta-kd w] [--beta1 w] [--beta2 w] "
+	    "[--beta3 w] [--classes k]\n"
+	    "                   [--clip c] [--dataset name] "
+	    "[--domain-hidden list] [--epochs n]\n"
+	    "                   [--exact-noise] [--feature-layer l] "
+	    "[--freeze k] [--grl-max l]\n"
+	    "                   [--hidden list] [--init file] [--kd-temp t] "
+	    "[--level level]\n"
+	    "                   [--lr rate] [--lr-schedule kind] [--mode mode] "
+	    "[--momentum m]\n"
+	    "                   [--nesterov] [--no-dp] [--optimizer name] "
+	    "[--patience n]\n"
+	    "                   [--protect domains] [--sigma s] "
+	    "[--source-features file]\n"
+	    "                   [--target file] [--val file --val-public] "
+	    "[--weight-decay w]\n"
+	    "                   [file]\n", fp);
 	if (status == 0)
 		fputs("\n"
 		    "  -d, --delta D          target delta (with --epsilon)\n"
@@ -186,31 +215,48 @@ usage(int status)
 		    "      --audit-repeat N   N independent trainings (tests "
 		    "only)\n"
 		    "      --batch B          (expected) batch size, default 256\n"
+		    "      --beta-adv W       gmm-uda: weight of the adversarial "
+		    "loss (1)\n"
+		    "      --beta-im W        gmm-uda: weight of the information "
+		    "maximisation (1)\n"
+		    "      --beta-kd W        gmm-uda: weight of the distillation "
+		    "loss (1)\n"
+		    "      --beta1 W          assoc: weight of the walker loss "
+		    "(1)\n"
+		    "      --beta2 W          assoc: weight of the visit loss "
+		    "(0.5)\n"
+		    "      --beta3 W          assoc: weight of the cover loss "
+		    "(0)\n"
 		    "      --classes K        number of classes (required for "
 		    "DP without label.names)\n"
 		    "      --clip C           per-example gradient bound, "
 		    "default 1\n"
 		    "      --dataset NAME     the dataset of the input (default: "
 		    "from the input)\n"
-		    "      --domain-hidden LIST  dann: hidden widths of the "
-		    "domain classifier\n"
+		    "      --domain-hidden LIST  dann, gmm-uda: hidden widths of "
+		    "the domain classifier\n"
 		    "      --epochs E         passes over the data (steps = E N "
 		    "/ B)\n"
 		    "      --exact-noise      the exact discrete Gaussian "
 		    "sampler (slower)\n"
+		    "      --feature-layer L  gmm-uda: the encoder is layers 1..L "
+		    "(default: all hidden)\n"
 		    "      --freeze K         do not train the first K layers\n"
 		    "      --grl-max L        dann: the largest gradient reversal "
 		    "coefficient (1)\n"
 		    "      --hidden LIST      hidden widths, e.g. 256,256 "
 		    "(default none: logistic)\n"
-		    "      --init FILE        start from this model stream\n"
+		    "      --init FILE        start from this model stream "
+		    "(gmm-uda: the source model)\n"
+		    "      --kd-temp T        gmm-uda: distillation temperature "
+		    "(20)\n"
 		    "      --level N          zstd level of the output\n"
 		    "      --lr RATE          learning rate (default 0.1, Adam "
 		    "0.001)\n"
 		    "      --lr-schedule KIND constant, cosine or step:E:G "
 		    "(default constant)\n"
-		    "      --mode MODE        classify (default) or dann "
-		    "(domain-adversarial)\n"
+		    "      --mode MODE        classify (default), dann, assoc or "
+		    "gmm-uda\n"
 		    "      --momentum M       SGD momentum (default 0)\n"
 		    "      --nesterov         Nesterov momentum\n"
 		    "      --no-dp            train without privacy (the model "
@@ -222,8 +268,10 @@ usage(int status)
 		    "(G-DPDA)\n"
 		    "      --sigma S          noise multiplier (0: no noise, "
 		    "NOT private)\n"
-		    "      --target FILE      dann: the unlabelled target rows "
-		    "(X)\n"
+		    "      --source-features FILE  gmm-uda: sampled source "
+		    "features (gmm-fit sample)\n"
+		    "      --target FILE      dann, assoc: the unlabelled target "
+		    "rows (X)\n"
 		    "      --val FILE         validation stream, for early "
 		    "stopping\n"
 		    "      --val-public       declare --val public (required "
@@ -293,10 +341,82 @@ parse_schedule(struct opts *o, const char *arg)
 	}
 }
 
+/* The options of --mode assoc and gmm-uda, which train without DP-SGD:
+ * their losses couple the examples of a batch, so clipping one example's
+ * gradient does not bound its influence.  --no-dp is implied. */
+static void
+check_adapt(struct opts *o)
+{
+	int gmm = o->adapt == ADAPT_GMM;
+	const char *m = gmm ? "gmm-uda" : "assoc";
+
+	if (o->protect && gmm)
+		cli_usage_error("--mode gmm-uda cannot protect the target: the "
+		    "diversity term of the information maximisation (the "
+		    "entropy of the batch-mean prediction) couples the examples "
+		    "of a batch, so per-example clipping does not bound one "
+		    "example's influence; without --protect the target rows are "
+		    "marked aggregate (not private)");
+	if (o->protect)
+		cli_usage_error("--mode assoc trains without DP-SGD (the walker, "
+		    "visit and cover losses couple the examples of a batch): "
+		    "--protect does not apply; the labels' privacy is the "
+		    "ledger entry of the labelled input (teacher-vote)");
+	if (o->has_eps || o->has_delta || o->has_sigma || o->has_clip ||
+	    o->exact || o->audit || o->unsafe)
+		cli_usage_error("--mode %s trains without DP-SGD: --epsilon, "
+		    "--delta, --sigma, --clip, --exact-noise, --audit-repeat and "
+		    "--unsafe-test-no-clip do not apply", m);
+	if (o->has_grl)
+		cli_usage_error("--grl-max needs --mode dann%s", gmm ?
+		    " (gmm-uda weighs the adversarial loss with --beta-adv)" :
+		    "");
+	if (!o->has_epochs)
+		cli_usage_error("--mode %s needs --epochs", m);
+	if (o->batch > ASSOC_MAX_BATCH)
+		cli_usage_error("--mode %s: --batch %zu exceeds %u (a batch is "
+		    "one forward and backward pass)", m, o->batch,
+		    (unsigned)ASSOC_MAX_BATCH);
+	if (gmm) {
+		if (o->has_beta)
+			cli_usage_error("--beta1, --beta2 and --beta3 need --mode "
+			    "assoc");
+		if (o->target)
+			cli_usage_error("--mode gmm-uda reads the target rows from "
+			    "the operand: --target does not apply");
+		if (o->init == NULL)
+			cli_usage_error("--mode gmm-uda needs --init (the source "
+			    "model)");
+		if (o->src_feat == NULL)
+			cli_usage_error("--mode gmm-uda needs --source-features "
+			    "(gmm-fit sample output)");
+	} else {
+		if (o->has_gmm_opt || o->src_feat)
+			cli_usage_error("--source-features, --feature-layer, "
+			    "--kd-temp, --beta-adv, --beta-kd and --beta-im need "
+			    "--mode gmm-uda");
+		if (o->has_dh)
+			cli_usage_error("--domain-hidden needs --mode dann or "
+			    "gmm-uda");
+		if (o->target == NULL)
+			cli_usage_error("--mode assoc needs --target");
+	}
+	o->nodp = 1;
+}
+
 /* The combinations of privacy options (STYLE.md: no defaults). */
 static int
 check_mode(struct opts *o)
 {
+	if (o->adapt == ADAPT_ASSOC || o->adapt == ADAPT_GMM) {
+		check_adapt(o);
+		return MODE_NODP;
+	}
+	if (o->has_beta)
+		cli_usage_error("--beta1, --beta2 and --beta3 need --mode assoc");
+	if (o->has_gmm_opt || o->src_feat)
+		cli_usage_error("--source-features, --feature-layer, --kd-temp, "
+		    "--beta-adv, --beta-kd and --beta-im need --mode gmm-uda");
 	if (!o->dann && (o->target || o->protect || o->has_dh || o->has_grl))
 		cli_usage_error("--target, --protect, --domain-hidden and "
 		    "--grl-max need --mode dann");
@@ -484,6 +604,32 @@ check_labels(const struct data *dt, size_t K)
 			    "outside [0, %zu)", dt->label, i, K);
 }
 
+/* --mode assoc: rows with a negative label (-1: queries teacher-vote
+ * left unanswered) take no part in the labelled loss; they are dropped. */
+static void
+drop_unanswered(struct data *dt, int verbose)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < dt->n; i++) {
+		if (dt->y[i] < 0)
+			continue;
+		if (k != i) {
+			memcpy(dt->X + k * dt->d, dt->X + i * dt->d, dt->d *
+			    sizeof *dt->X);
+			dt->y[k] = dt->y[i];
+		}
+		k++;
+	}
+	if (k == 0)
+		cli_die(EX_DATAERR, "%s: tensor 'y': no row has a label (all "
+		    "are -1)", dt->label);
+	if (verbose && k < dt->n)
+		fprintf(stderr, "%s: %s: %zu rows without a label (-1) left "
+		    "out\n", cli_prog(), dt->label, dt->n - k);
+	dt->n = k;
+}
+
 /* ---- training ---- */
 
 static size_t
@@ -663,6 +809,295 @@ stream_plain_add(struct trainer *t, struct stream *st, struct rng *r,
 	return loss;
 }
 
+/* ---- adaptation without DP-SGD: --mode assoc and gmm-uda ---- */
+
+/* The next shuffled rows of a plain stream (a new permutation when a
+ * pass ends), gathered into st->xb and st->yb (when it has labels).
+ * @return their number, at most st->batch. */
+static size_t
+next_batch(struct stream *st, struct rng *r)
+{
+	const struct data *dt = st->dt;
+	size_t n = dt->n, b;
+	const uint64_t *rows;
+
+	if (st->pos == 0 || st->pos >= n) {
+		shuffle(r, st->idx, n);
+		st->pos = 0;
+	}
+	b = n - st->pos < st->batch ? n - st->pos : st->batch;
+	rows = st->idx + st->pos;
+	for (size_t i = 0; i < b; i++) {
+		memcpy(st->xb + i * dt->d, dt->X + rows[i] * dt->d,
+		    dt->d * sizeof *st->xb);
+		if (dt->y != NULL)
+			st->yb[i] = dt->y[rows[i]];
+	}
+	st->pos += b;
+	return b;
+}
+
+static void
+scale_rows(float *g, size_t n, float s)
+{
+	for (size_t i = 0; i < n; i++)
+		g[i] *= s;
+}
+
+/* A net of the layers [from, to) of net (offsets and flags kept). */
+static void
+sub_net(struct nn_net *out, const struct nn_net *net, size_t from,
+    size_t to)
+{
+	memset(out, 0, sizeof *out);
+	out->nlayers = to - from;
+	memcpy(out->layer, net->layer + from, out->nlayers * sizeof
+	    *out->layer);
+}
+
+/*
+ * Associative domain adaptation (Haeusser et al. 2017; paper 004,
+ * section 3).  The model is split into F, its hidden layers (the
+ * embedding is F's output), and H, its last layer.  A step takes a batch
+ * A of labelled rows and a batch B of target rows:
+ *   L = CE(H(F(A)), y) + beta1 walker + beta2 visit + beta3 cover
+ * with the associative terms of lib/uda.h on F(A) and F(B); the gradient
+ * reaches F through both batches.
+ */
+struct assoc {
+	struct nn_net feat, head;
+	struct nn_ws wa, wb, wh;	/* F on A, F on B, H on F(A) */
+	float *ga, *gb, *gc;		/* d/d embeddings: assoc on A, B;
+					 * classification on A */
+	double *work;
+	double w[3];
+	double part[3];			/* -v: the epoch's walker, visit,
+					 * cover (sums over steps) */
+	uint64_t nstep;
+};
+
+static void
+assoc_init(struct trainer *t, struct assoc *as)
+{
+	const struct nn_net *net = &t->m->net;
+	size_t L = net->nlayers, h = net->layer[L - 1].in;
+	size_t ca = t->st[0].cap, cb = t->st[1].cap, nw;
+
+	memset(as, 0, sizeof *as);
+	sub_net(&as->feat, net, 0, L - 1);
+	sub_net(&as->head, net, L - 1, L);
+	if (nn_ws_init(&as->wa, &as->feat, ca) != 0 ||
+	    nn_ws_init(&as->wb, &as->feat, cb) != 0 ||
+	    nn_ws_init(&as->wh, &as->head, ca) != 0 ||
+	    (nw = uda_assoc_work(ca, cb, h)) == 0)
+		cli_die(EX_OSERR, "out of memory");
+	as->ga = cli_reallocarray(NULL, ca * h, sizeof *as->ga);
+	as->gc = cli_reallocarray(NULL, ca * h, sizeof *as->gc);
+	as->gb = cli_reallocarray(NULL, cb * h, sizeof *as->gb);
+	as->work = cli_reallocarray(NULL, nw, sizeof *as->work);
+	for (int i = 0; i < 3; i++)
+		as->w[i] = t->o->beta[i];
+	t->as = as;
+}
+
+static void
+assoc_free(struct assoc *as)
+{
+	nn_ws_free(&as->wa);
+	nn_ws_free(&as->wb);
+	nn_ws_free(&as->wh);
+	free(as->ga);
+	free(as->gb);
+	free(as->gc);
+	free(as->work);
+}
+
+/* One associative step's gradient into t->grad.  @return the batch's
+ * loss times its size (the caller divides by the examples seen). */
+static double
+assoc_step(struct trainer *t, struct rng *r, double *seen)
+{
+	struct assoc *as = t->as;
+	struct stream *sa = &t->st[0], *sb = &t->st[1];
+	const float *p = t->m->param;
+	size_t h = as->head.layer[0].in, na, nb;
+	struct uda_assoc_parts parts;
+	float *ea, *eb, *gz;
+	double lc, la;
+	int rc;
+
+	na = next_batch(sa, r);
+	nb = next_batch(sb, r);
+	nn_forward(&as->feat, p, &as->wa, sa->xb, na);
+	nn_forward(&as->feat, p, &as->wb, sb->xb, nb);
+	ea = nn_output(&as->feat, &as->wa);
+	eb = nn_output(&as->feat, &as->wb);
+	/* Classification on A: the mean cross-entropy. */
+	nn_forward(&as->head, p, &as->wh, ea, na);
+	gz = as->wh.g[0];
+	lc = nn_softmax_xent(nn_output(&as->head, &as->wh), sa->yb, na, t->K,
+	    gz, NULL, NULL);
+	scale_rows(gz, na * t->K, 1.0f / (float)na);
+	nn_backward(&as->head, p, &as->wh, gz, as->gc);
+	nn_grad_sum(&as->head, &as->wh, 1.0f, t->grad);
+	/* The associative loss on both embeddings (its gradients already
+	 * hold the batch means). */
+	if ((rc = uda_assoc(ea, eb, na, nb, h, sa->yb, as->w, &la, &parts,
+	    as->ga, as->gb, as->work)) != 0)
+		cli_die(EX_SOFTWARE, "associative loss: bad batch");
+	as->part[0] += parts.walker;
+	as->part[1] += parts.visit;
+	as->part[2] += parts.cover;
+	as->nstep++;
+	for (size_t i = 0; i < na * h; i++)
+		as->ga[i] += as->gc[i];
+	nn_backward(&as->feat, p, &as->wa, as->ga, NULL);
+	nn_grad_sum(&as->feat, &as->wa, 1.0f, t->grad);
+	nn_backward(&as->feat, p, &as->wb, as->gb, NULL);
+	nn_grad_sum(&as->feat, &as->wb, 1.0f, t->grad);
+	*seen += (double)na;
+	return lc + la * (double)na;
+}
+
+/*
+ * Source-free adaptation with a Gaussian mixture of source features
+ * (paper 003, eq. 7).  The --init model is split at the feature layer
+ * into the encoder E (layers 1..L) and the classifier C (the rest).  The
+ * source encoder E_s and C keep the --init parameters (src); the target
+ * encoder E_t starts from them and is trained, C is frozen, and a domain
+ * classifier D reads features.  A step takes a batch of target rows x
+ * and a batch of sampled source features z (of --source-features):
+ *   E_t: beta_kd KD(C(E_s(x)), C(E_t(x)); T) + beta_im IM(C(E_t(x)))
+ *        - beta_adv lambda_p Ld      (through a gradient reversal layer)
+ *   D:   Ld = CE(D(z), 0) + CE(D(E_t(x)), 1)   (batch means)
+ * with lambda_p Ganin's schedule from 0 to 1 and KD, IM of lib/uda.h.
+ */
+struct gmmuda {
+	struct nn_dann nets;		/* feat E_t, head C (frozen), dom D */
+	float *src;			/* E_s and C: the --init parameters */
+	struct nn_ws tf, th;		/* the teacher: E_s, C */
+	struct nn_ws wf, wh;		/* the student: E_t, C */
+	struct nn_ws dt, ds;		/* D on E_t(x), D on z */
+	float *gf, *gd, *gim;		/* d/d features (2), d IM/d logits */
+	int32_t *dom0, *dom1;		/* domain labels */
+	double *imwork;
+	double part[4];			/* -v: the epoch's KD, mean entropy,
+					 * entropy of the mean, Ld (sums) */
+	uint64_t nstep;
+};
+
+static void
+gmm_init(struct trainer *t, struct gmmuda *gu, const struct nn_dann *nets)
+{
+	size_t ct = t->st[0].cap, cs = t->st[1].cap;
+	size_t h = nets->feat.layer[nets->feat.nlayers - 1].out;
+
+	memset(gu, 0, sizeof *gu);
+	gu->nets = *nets;
+	gu->src = cli_reallocarray(NULL, t->m->nparam, sizeof *gu->src);
+	memcpy(gu->src, t->m->param, t->m->nparam * sizeof *gu->src);
+	if (nn_ws_init(&gu->tf, &nets->feat, ct) != 0 ||
+	    nn_ws_init(&gu->th, &nets->head, ct) != 0 ||
+	    nn_ws_init(&gu->wf, &nets->feat, ct) != 0 ||
+	    nn_ws_init(&gu->wh, &nets->head, ct) != 0 ||
+	    nn_ws_init(&gu->dt, &nets->dom, ct) != 0 ||
+	    nn_ws_init(&gu->ds, &nets->dom, cs) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	gu->gf = cli_reallocarray(NULL, ct * h, sizeof *gu->gf);
+	gu->gd = cli_reallocarray(NULL, ct * h, sizeof *gu->gd);
+	gu->gim = cli_reallocarray(NULL, ct * t->K, sizeof *gu->gim);
+	gu->dom0 = cli_calloc(cs, sizeof *gu->dom0);
+	gu->dom1 = cli_reallocarray(NULL, ct, sizeof *gu->dom1);
+	for (size_t i = 0; i < ct; i++)
+		gu->dom1[i] = 1;
+	gu->imwork = cli_reallocarray(NULL, t->K, sizeof *gu->imwork);
+	t->gu = gu;
+}
+
+static void
+gmm_free(struct gmmuda *gu)
+{
+	nn_ws_free(&gu->tf);
+	nn_ws_free(&gu->th);
+	nn_ws_free(&gu->wf);
+	nn_ws_free(&gu->wh);
+	nn_ws_free(&gu->dt);
+	nn_ws_free(&gu->ds);
+	free(gu->src);
+	free(gu->gf);
+	free(gu->gd);
+	free(gu->gim);
+	free(gu->dom0);
+	free(gu->dom1);
+	free(gu->imwork);
+}
+
+/* One gmm-uda step's gradient into t->grad.  @return the batch's
+ * beta_kd KD + beta_im IM times its size. */
+static double
+gmm_step(struct trainer *t, struct rng *r, double *seen)
+{
+	const struct opts *o = t->o;
+	struct gmmuda *gu = t->gu;
+	const struct nn_dann *N = &gu->nets;
+	struct stream *sx = &t->st[0], *sz = &t->st[1];
+	const float *p = t->m->param;
+	size_t K = t->K, h = N->dom.layer[0].in, n, ns;
+	size_t lh = N->head.nlayers - 1, dl = N->dom.nlayers - 1;
+	float *f, *zs, *z, *gz, *g, rev;
+	double kd, im, ent, div, ld;
+
+	n = next_batch(sx, r);
+	ns = next_batch(sz, r);
+	/* The teacher's logits C(E_s(x)), fixed. */
+	nn_forward(&N->feat, gu->src, &gu->tf, sx->xb, n);
+	nn_forward(&N->head, gu->src, &gu->th, nn_output(&N->feat, &gu->tf),
+	    n);
+	zs = nn_output(&N->head, &gu->th);
+	/* The student: distillation and information maximisation in the
+	 * logits, back through the frozen C into the features. */
+	nn_forward(&N->feat, p, &gu->wf, sx->xb, n);
+	f = nn_output(&N->feat, &gu->wf);
+	nn_forward(&N->head, p, &gu->wh, f, n);
+	z = nn_output(&N->head, &gu->wh);
+	gz = gu->wh.g[lh];
+	kd = uda_kd(zs, z, n, K, o->kd_temp, gz);
+	scale_rows(gz, n * K, (float)(o->beta_kd / (double)n));
+	im = uda_im(z, n, K, gu->gim, &ent, &div, gu->imwork);
+	for (size_t i = 0; i < n * K; i++)
+		gz[i] += (float)o->beta_im * gu->gim[i];
+	nn_backward(&N->head, p, &gu->wh, gz, gu->gf);
+	/* The domain classifier on E_t(x) (domain 1), its input gradient
+	 * reversed into the features, and on the samples (domain 0). */
+	nn_forward(&N->dom, p, &gu->dt, f, n);
+	g = gu->dt.g[dl];
+	ld = nn_softmax_xent(nn_output(&N->dom, &gu->dt), gu->dom1, n, 2, g,
+	    NULL, NULL) / (double)n;
+	scale_rows(g, n * 2, 1.0f / (float)n);
+	nn_backward(&N->dom, p, &gu->dt, g, gu->gd);
+	nn_grad_sum(&N->dom, &gu->dt, 1.0f, t->grad);
+	rev = (float)(o->beta_adv * t->lambda);
+	for (size_t i = 0; i < n * h; i++)
+		gu->gf[i] -= rev * gu->gd[i];
+	nn_forward(&N->dom, p, &gu->ds, sz->xb, ns);
+	g = gu->ds.g[dl];
+	ld += nn_softmax_xent(nn_output(&N->dom, &gu->ds), gu->dom0, ns, 2, g,
+	    NULL, NULL) / (double)ns;
+	scale_rows(g, ns * 2, 1.0f / (float)ns);
+	nn_backward(&N->dom, p, &gu->ds, g, NULL);
+	nn_grad_sum(&N->dom, &gu->ds, 1.0f, t->grad);
+	/* E_t. */
+	nn_backward(&N->feat, p, &gu->wf, gu->gf, NULL);
+	nn_grad_sum(&N->feat, &gu->wf, 1.0f, t->grad);
+	gu->part[0] += kd / (double)n;
+	gu->part[1] += ent;
+	gu->part[2] += div;
+	gu->part[3] += ld;
+	gu->nstep++;
+	*seen += (double)n;
+	return o->beta_kd * kd + o->beta_im * im * (double)n;
+}
+
 /* One step: every stream adds its gradient, then the optimiser moves.
  * @return the loss of the plain streams; *seen the examples used
  * (expected counts for DP streams: actual counts are private). */
@@ -671,8 +1106,14 @@ step(struct trainer *t, struct rng *r, struct optim *opt, double *seen)
 {
 	double loss = 0;
 
-	memset(t->grad + t->lo, 0, (t->hi - t->lo) * sizeof *t->grad);
-	for (size_t i = 0; i < t->nst; i++) {
+	for (size_t j = 0; j < t->nrange; j++)
+		memset(t->grad + t->rlo[j], 0, (t->rhi[j] - t->rlo[j]) *
+		    sizeof *t->grad);
+	if (t->as != NULL)
+		loss = assoc_step(t, r, seen);
+	else if (t->gu != NULL)
+		loss = gmm_step(t, r, seen);
+	for (size_t i = 0; i < t->nst && !t->as && !t->gu; i++) {
 		struct stream *st = &t->st[i];
 
 		if (st->dp) {
@@ -684,7 +1125,8 @@ step(struct trainer *t, struct rng *r, struct optim *opt, double *seen)
 			*seen += (double)k;
 		}
 	}
-	optim_update(opt, t->m->param, t->grad, t->lo, t->hi);
+	for (size_t j = 0; j < t->nrange; j++)
+		optim_update(opt, t->m->param, t->grad, t->rlo[j], t->rhi[j]);
 	optim_next(opt);
 	return loss;
 }
@@ -695,7 +1137,7 @@ static int
 end_epoch(struct trainer *t, uint64_t epoch, uint64_t nepochs,
     double loss, double eseen, double seen, double secs)
 {
-	char line[256];
+	char line[512];
 	size_t k = 0;
 	int stop = 0;
 
@@ -707,6 +1149,26 @@ end_epoch(struct trainer *t, uint64_t epoch, uint64_t nepochs,
 	if (t->mode == MODE_NODP)
 		k += (size_t)snprintf(line + k, sizeof line - k, ", loss %.4f",
 		    loss / (eseen > 0 ? eseen : 1));
+	/* The adaptation terms, each a mean over the epoch's steps. */
+	if (t->as != NULL && t->as->nstep > 0) {
+		double ns = (double)t->as->nstep;
+
+		k += (size_t)snprintf(line + k, sizeof line - k, " (walker "
+		    "%.4f, visit %.4f, cover %.4f)", t->as->part[0] / ns,
+		    t->as->part[1] / ns, t->as->part[2] / ns);
+		memset(t->as->part, 0, sizeof t->as->part);
+		t->as->nstep = 0;
+	}
+	if (t->gu != NULL && t->gu->nstep > 0) {
+		double ns = (double)t->gu->nstep;
+
+		k += (size_t)snprintf(line + k, sizeof line - k, " (kd %.4f, "
+		    "entropy %.4f, diversity %.4f, domain %.4f)",
+		    t->gu->part[0] / ns, t->gu->part[1] / ns,
+		    t->gu->part[2] / ns, t->gu->part[3] / ns);
+		memset(t->gu->part, 0, sizeof t->gu->part);
+		t->gu->nstep = 0;
+	}
 	if (t->va != NULL) {
 		double vl, acc = evaluate(t, t->va, &vl);
 
@@ -761,7 +1223,7 @@ train(struct trainer *t, struct rng *r, uint64_t run, uint64_t runs)
 		for (loss = 0; s < end; s++) {
 			/* Ganin's schedule: p is the progress of training,
 			 * (t + 1) / T at step t of T, reaching 1 at the end. */
-			if (t->dann)
+			if (t->dann || t->gu)
 				t->lambda = nn_grl_lambda((double)(s + 1) /
 				    (double)total, o->grl_max);
 			loss += step(t, r, opt, &seen);
@@ -1084,12 +1546,21 @@ int
 main(int argc, char **argv)
 {
 	static const char *const optimizers[] = { "sgd", "adam", NULL };
-	static const char *const modes[] = { "classify", "dann", NULL };
+	static const char *const modes[] = { "classify", "dann", "assoc",
+		"gmm-uda", NULL };
+	static const int adapts[] = { ADAPT_NONE, ADAPT_DANN, ADAPT_ASSOC,
+		ADAPT_GMM };
 	static const char *const protects[] = { "source", "target", "both",
 		NULL };
 	static const struct option longopts[] = {
 		{ "audit-repeat", required_argument, NULL, OPT_AUDIT },
 		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "beta-adv", required_argument, NULL, OPT_BETA_ADV },
+		{ "beta-im", required_argument, NULL, OPT_BETA_IM },
+		{ "beta-kd", required_argument, NULL, OPT_BETA_KD },
+		{ "beta1", required_argument, NULL, OPT_BETA1 },
+		{ "beta2", required_argument, NULL, OPT_BETA2 },
+		{ "beta3", required_argument, NULL, OPT_BETA3 },
 		{ "classes", required_argument, NULL, OPT_CLASSES },
 		{ "clip", required_argument, NULL, OPT_CLIP },
 		{ "dataset", required_argument, NULL, OPT_DATASET },
@@ -1098,12 +1569,14 @@ main(int argc, char **argv)
 		{ "epochs", required_argument, NULL, OPT_EPOCHS },
 		{ "epsilon", required_argument, NULL, 'e' },
 		{ "exact-noise", no_argument, NULL, OPT_EXACT },
+		{ "feature-layer", required_argument, NULL, OPT_FEATURE_LAYER },
 		{ "force", no_argument, NULL, 'f' },
 		{ "freeze", required_argument, NULL, OPT_FREEZE },
 		{ "grl-max", required_argument, NULL, OPT_GRL_MAX },
 		{ "help", no_argument, NULL, 'h' },
 		{ "hidden", required_argument, NULL, OPT_HIDDEN },
 		{ "init", required_argument, NULL, OPT_INIT },
+		{ "kd-temp", required_argument, NULL, OPT_KD_TEMP },
 		{ "level", required_argument, NULL, OPT_LEVEL },
 		{ "lr", required_argument, NULL, OPT_LR },
 		{ "lr-schedule", required_argument, NULL, OPT_SCHEDULE },
@@ -1118,6 +1591,8 @@ main(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "sigma", required_argument, NULL, OPT_SIGMA },
+		{ "source-features", required_argument, NULL,
+		    OPT_SOURCE_FEATURES },
 		{ "target", required_argument, NULL, OPT_TARGET },
 		{ "unsafe-test-no-clip", no_argument, NULL, OPT_UNSAFE },
 		{ "val", required_argument, NULL, OPT_VAL },
@@ -1127,16 +1602,23 @@ main(int argc, char **argv)
 		{ "weight-decay", required_argument, NULL, OPT_WD },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct opts o = { .batch = 256, .clip = 1, .grl_max = 1 };
-	struct data tr, tg, va;
+	struct opts o = { .batch = 256, .clip = 1, .grl_max = 1,
+		.beta = { ASSOC_BETA_WALKER, ASSOC_BETA_VISIT, ASSOC_BETA_COVER },
+		.kd_temp = GMM_KD_TEMP, .beta_adv = 1, .beta_kd = 1,
+		.beta_im = 1 };
+	struct data tr, tg, va, sf;
+	struct assoc as;
+	struct gmmuda gu;
+	struct nn_dann gnets;
 	struct nn_model m;
 	struct trainer t;
 	struct stream st[2];
 	struct ts_meta meta = { 0 }, prov = { 0 }, initmeta = { 0 };
 	struct ts_writer *w;
 	struct rng *rng;
-	FILE *in, *ofp, *vfp = NULL, *ifp = NULL, *tfp = NULL;
+	FILE *in, *ofp, *vfp = NULL, *ifp = NULL, *tfp = NULL, *sfp = NULL;
 	const char *label, *vlabel = NULL, *ilabel = NULL, *tlabel = NULL;
+	const char *slabel = NULL;
 	char err[256], arch[MODEL_MAX_ARCH];
 	double t_start = now();
 	uint64_t idigest = 0;
@@ -1191,6 +1673,29 @@ main(int argc, char **argv)
 			o.batch = (size_t)cli_ll("--batch", optarg, 1,
 			    MAX_BATCH);
 			break;
+		case OPT_BETA1:
+		case OPT_BETA2:
+		case OPT_BETA3: {
+			static const char *const nm[] = { "--beta1", "--beta2",
+				"--beta3" };
+			int i = ch - OPT_BETA1;
+
+			o.beta[i] = cli_double(nm[i], optarg, 0, 1e6);
+			o.has_beta = 1;
+			break;
+		}
+		case OPT_BETA_ADV:
+			o.beta_adv = cli_double("--beta-adv", optarg, 0, 1e6);
+			o.has_gmm_opt = 1;
+			break;
+		case OPT_BETA_IM:
+			o.beta_im = cli_double("--beta-im", optarg, 0, 1e6);
+			o.has_gmm_opt = 1;
+			break;
+		case OPT_BETA_KD:
+			o.beta_kd = cli_double("--beta-kd", optarg, 0, 1e6);
+			o.has_gmm_opt = 1;
+			break;
 		case OPT_CLASSES:
 			o.classes = (size_t)cli_ll("--classes", optarg, 2,
 			    NN_MAX_WIDTH);
@@ -1199,6 +1704,7 @@ main(int argc, char **argv)
 		case OPT_CLIP:
 			o.clip = cli_double("--clip", optarg, NN_CLIP_MIN,
 			    NN_CLIP_MAX);
+			o.has_clip = 1;
 			break;
 		case OPT_DATASET:
 			if (ledger_check_dataset(optarg) != NULL)
@@ -1221,6 +1727,11 @@ main(int argc, char **argv)
 		case OPT_EXACT:
 			o.exact = 1;
 			break;
+		case OPT_FEATURE_LAYER:
+			o.feature_layer = (size_t)cli_ll("--feature-layer",
+			    optarg, 1, NN_MAX_LAYERS - 1);
+			o.has_gmm_opt = 1;
+			break;
 		case OPT_FREEZE:
 			o.freeze = (size_t)cli_ll("--freeze", optarg, 0,
 			    NN_MAX_LAYERS);
@@ -1234,6 +1745,13 @@ main(int argc, char **argv)
 			break;
 		case OPT_INIT:
 			o.init = optarg;
+			break;
+		case OPT_KD_TEMP:
+			o.kd_temp = cli_double("--kd-temp", optarg, 0, 1e6);
+			if (!(o.kd_temp > 0))
+				cli_usage_error("invalid --kd-temp '%s': not "
+				    "positive", optarg);
+			o.has_gmm_opt = 1;
 			break;
 		case OPT_LEVEL:
 			o.level = cli_level_arg(optarg);
@@ -1249,7 +1767,8 @@ main(int argc, char **argv)
 			parse_schedule(&o, optarg);
 			break;
 		case OPT_MODE:
-			o.dann = cli_choice("--mode", optarg, modes) == 1;
+			o.adapt = adapts[cli_choice("--mode", optarg, modes)];
+			o.dann = o.adapt == ADAPT_DANN;
 			break;
 		case OPT_MOMENTUM:
 			o.oc.momentum = cli_double("--momentum", optarg, 0, 1);
@@ -1287,6 +1806,9 @@ main(int argc, char **argv)
 		case OPT_SIGMA:
 			o.sigma = cli_double("--sigma", optarg, 0, 1e6);
 			o.has_sigma = 1;
+			break;
+		case OPT_SOURCE_FEATURES:
+			o.src_feat = optarg;
 			break;
 		case OPT_TARGET:
 			o.target = optarg;
@@ -1336,9 +1858,14 @@ main(int argc, char **argv)
 		o.oc.lr = 0.001;
 	if (o.oc.nesterov && o.oc.momentum == 0)
 		cli_usage_error("--nesterov needs --momentum");
-	if (o.dann && o.init == NULL && o.nhidden == 0)
-		cli_usage_error("--mode dann needs a feature extractor: give "
-		    "--hidden (or an --init model with hidden layers)");
+	if ((o.dann || o.adapt == ADAPT_ASSOC) && o.init == NULL &&
+	    o.nhidden == 0)
+		cli_usage_error("--mode %s needs a feature extractor: give "
+		    "--hidden (or an --init model with hidden layers)",
+		    o.dann ? "dann" : "assoc");
+	if (o.adapt == ADAPT_GMM && o.nhidden)
+		cli_usage_error("--hidden does not apply with --init (the model "
+		    "fixes the layers)");
 	/* Which streams are clipped (and noised): the labelled one unless
 	 * --no-dp; in dann mode, the domains of --protect. */
 	src_dp = t.mode != MODE_NODP && (!o.dann ||
@@ -1350,6 +1877,8 @@ main(int argc, char **argv)
 		tfp = cli_open_in(o.target, &tlabel);
 	if (o.init != NULL)
 		ifp = cli_open_in(o.init, &ilabel);
+	if (o.src_feat != NULL)
+		sfp = cli_open_in(o.src_feat, &slabel);
 	if (o.val != NULL)
 		vfp = cli_open_in(o.val, &vlabel);
 	ofp = cli_out_open(o.output, o.force);
@@ -1363,8 +1892,14 @@ main(int argc, char **argv)
 		cli_warn("--unsafe-test-no-clip: gradients are not clipped: the "
 		    "model is NOT private");
 
-	read_data(&tr, in, label, 1);
+	read_data(&tr, in, label, o.adapt != ADAPT_GMM);
 	cli_close_in(in);
+	if (o.adapt == ADAPT_ASSOC)
+		drop_unanswered(&tr, o.verbose);
+	if (sfp != NULL) {
+		read_data(&sf, sfp, slabel, 0);
+		cli_close_in(sfp);
+	}
 	if (tfp != NULL) {
 		read_data(&tg, tfp, tlabel, 0);
 		cli_close_in(tfp);
@@ -1399,9 +1934,9 @@ main(int argc, char **argv)
 		if (o.has_classes && o.classes != model_classes(&m))
 			cli_usage_error("--classes %zu: the model of --init has "
 			    "%zu classes", o.classes, model_classes(&m));
-		if (o.dann && m.net.nlayers < 2)
-			cli_die(EX_DATAERR, "%s: --mode dann needs a model with "
-			    "hidden layers, not %s", ilabel,
+		if (o.adapt != ADAPT_NONE && m.net.nlayers < 2)
+			cli_die(EX_DATAERR, "%s: --mode %s needs a model with "
+			    "hidden layers, not %s", ilabel, modes[o.adapt],
 			    ts_meta_get(&initmeta, "model.arch"));
 		t.K = model_classes(&m);
 	} else {
@@ -1436,6 +1971,34 @@ main(int argc, char **argv)
 	for (size_t l = 0; l < o.freeze; l++)
 		m.net.layer[l].frozen = 1;
 	t.np = m.nparam;
+	if (o.adapt == ADAPT_GMM) {
+		/* E is layers 1..L, C the rest (frozen); D's parameters
+		 * follow the model's, as with dann. */
+		size_t L = o.feature_layer ? o.feature_layer : m.net.nlayers - 1;
+		size_t end, h;
+		float *p;
+
+		if (L >= m.net.nlayers)
+			cli_usage_error("--feature-layer %zu: the model of %s has "
+			    "%zu hidden layers", L, ilabel, m.net.nlayers - 1);
+		if (o.freeze >= L)
+			cli_usage_error("--freeze %zu: the encoder has %zu layers; "
+			    "at least one must be trained", o.freeze, L);
+		for (size_t l = L; l < m.net.nlayers; l++)
+			m.net.layer[l].frozen = 1;
+		if ((rc = nn_dann_init(&gnets, &m.net, L, o.dh, o.ndh,
+		    m.nparam, &end)) != 0)
+			cli_usage_error("--domain-hidden: %s", nn_strerror(rc));
+		h = m.net.layer[L - 1].out;
+		if (sf.d != h)
+			cli_die(EX_DATAERR, "%s: %zu features, but layer %zu of the "
+			    "model of %s has %zu units", slabel, sf.d, L, ilabel,
+			    h);
+		p = cli_reallocarray(m.param, end, sizeof *p);
+		memset(p + m.nparam, 0, (end - m.nparam) * sizeof *p);
+		m.param = p;
+		t.np = end;
+	}
 	if (o.dann) {
 		/* F is every hidden layer, H the last layer; D's parameters
 		 * follow the model's in one vector. */
@@ -1449,8 +2012,14 @@ main(int argc, char **argv)
 		memset(p + m.nparam, 0, (end - m.nparam) * sizeof *p);
 		m.param = p;
 		t.np = end;
+		/* The encoder's features leave a ReLU: a Gaussian sample's
+		 * negative values are projected to 0, or the domain
+		 * classifier tells the domains apart by sign alone. */
+		for (size_t i = 0; i < sf.n * sf.d; i++)
+			if (sf.X[i] < 0)
+				sf.X[i] = 0;
 	}
-	if (!src_dp)
+	if (!src_dp && o.adapt != ADAPT_GMM)
 		check_labels(&tr, t.K);
 	if (vfp != NULL) {
 		read_data(&va, vfp, vlabel, 1);
@@ -1470,15 +2039,37 @@ main(int argc, char **argv)
 	t.lo = m.net.layer[nn_first_trained(&m.net)].off;
 	t.hi = t.np;
 	t.st = st;
-	t.nst = o.dann ? 2 : 1;
-	st[0].name = o.dann ? "source" : "labelled";
+	t.nst = o.adapt != ADAPT_NONE ? 2 : 1;
+	t.nrange = 1;
+	t.rlo[0] = t.lo;
+	t.rhi[0] = t.hi;
+	st[0].name = o.dann ? "source" : o.adapt == ADAPT_GMM ? "target" :
+	    "labelled";
 	st[0].dt = &tr;
 	st[0].dp = src_dp;
 	st[0].dataset = dpcli_dataset(&tr.meta, o.dataset, label);
 	st[0].nr = 1;
 	st[0].rlo[0] = t.lo;
 	st[0].rhi[0] = t.hi;
-	if (!o.dann) {
+	if (o.adapt == ADAPT_ASSOC || o.adapt == ADAPT_GMM) {
+		/* Two plain streams, read by assoc_step or gmm_step: the
+		 * labelled rows and the target rows, or the target rows and
+		 * the sampled source features (a side input: no dataset of
+		 * its own here, its ledger is inherited). */
+		int gmm = o.adapt == ADAPT_GMM;
+
+		st[1].name = gmm ? "samples" : "target";
+		st[1].dt = gmm ? &sf : &tg;
+		st[1].dataset = gmm ? NULL : dpcli_dataset(&tg.meta, NULL,
+		    tlabel);
+		if (gmm) {
+			/* The optimiser moves E_t and D, never C. */
+			t.rhi[0] = gnets.head.layer[0].off;
+			t.rlo[1] = m.nparam;
+			t.rhi[1] = t.np;
+			t.nrange = 2;
+		}
+	} else if (!o.dann) {
 		st[0].fwd_bwd = clf_fwd_bwd;
 		st[0].nnets = 1;
 		st[0].net[0] = &m.net;
@@ -1536,14 +2127,16 @@ main(int argc, char **argv)
 			    (unsigned long long)NN_MAX_RECORDS);
 	}
 	zero_rows(&tr, st[0].dp);
-	if (o.dann)
-		zero_rows(&tg, st[1].dp);
+	if (t.nst > 1)
+		zero_rows(st[1].dt == &tg ? &tg : &sf, st[1].dp);
 	/* Validation data must be public: not derived from any dataset
 	 * trained on here. */
 	if (t.va != NULL) {
 		for (size_t i = 0; i < t.nst; i++) {
 			char key[16 + LEDGER_MAX_NAME];
 
+			if (st[i].dataset == NULL)
+				continue;
 			snprintf(key, sizeof key, "dp.raw.%s", st[i].dataset);
 			if (ts_meta_get(&va.meta, key) != NULL)
 				cli_die(EX_DATAERR, "%s: the validation data "
@@ -1582,6 +2175,10 @@ main(int argc, char **argv)
 			plan_dp(&t, &st[i], &o);
 	for (size_t i = 0; i < t.nst; i++)
 		stream_alloc(&t, &st[i], &o);
+	if (o.adapt == ADAPT_ASSOC)
+		assoc_init(&t, &as);
+	else if (o.adapt == ADAPT_GMM)
+		gmm_init(&t, &gu, &gnets);
 	if ((rc = nn_ws_init(&t.ws, &m.net, st[0].cap)) != 0)
 		cli_die(EX_OSERR, "out of memory");
 	t.grad = cli_calloc(t.np, sizeof *t.grad);
@@ -1647,6 +2244,8 @@ main(int argc, char **argv)
 				nn_init_params(&m.net, m.param, ri, zero);
 			if (o.dann)
 				nn_init_params(&t.nets.dom, m.param, ri, 0);
+			if (t.gu != NULL)
+				nn_init_params(&gu.nets.dom, m.param, ri, 0);
 			if (st[0].noise != NULL && ni != st[0].nrng[0] &&
 			    nn_noise_set_rng(st[0].noise, ni) != 0)
 				cli_die(EX_SOFTWARE, "noise: threaded handle");
@@ -1677,13 +2276,21 @@ main(int argc, char **argv)
 	if (o.audit)
 		write_audit(w, &m, all, o.audit);
 	else if ((rc = model_write(w, &m)) != 0 || (o.dann &&
-	    (rc = model_write_net(w, &t.nets.dom, m.param, "domain")) != 0))
+	    (rc = model_write_net(w, &t.nets.dom, m.param, "domain")) != 0) ||
+	    (t.gu != NULL && (rc = model_write_net(w, &gu.nets.dom, m.param,
+	    "domain")) != 0))
 		cli_wdie(w, rc);
 	cli_inherit(&meta, &tr.meta, label);
 	cli_prov_input(&prov, nin++, label, tr.digest);
-	if (o.dann) {
+	if (o.dann || o.adapt == ADAPT_ASSOC) {
 		cli_inherit(&meta, &tg.meta, tlabel);
 		cli_prov_input(&prov, nin++, tlabel, tg.digest);
+	}
+	if (o.adapt == ADAPT_GMM) {
+		/* The samples are post-processing of a (DP) mixture: their
+		 * release entries come along, any raw mark as aggregate. */
+		dpcli_inherit_side(&meta, &sf.meta, slabel);
+		cli_prov_input(&prov, nin++, slabel, sf.digest);
 	}
 	if (o.init != NULL) {
 		dpcli_inherit_side(&meta, &initmeta, ilabel);
@@ -1705,7 +2312,8 @@ main(int argc, char **argv)
 		if (strncmp(k, "dp.raw.", 7) != 0)
 			continue;
 		for (size_t j = 0; j < t.nst; j++)
-			prot |= st[j].dp && strcmp(k + 7, st[j].dataset) == 0;
+			prot |= st[j].dp && st[j].dataset != NULL &&
+			    strcmp(k + 7, st[j].dataset) == 0;
 		if (!prot && ledger_mark_raw(&meta, k + 7, LEDGER_AGGREGATE,
 		    err, sizeof err) != 0)
 			cli_die(EX_DATAERR, "%s: %s", label, err);
@@ -1713,7 +2321,8 @@ main(int argc, char **argv)
 	for (size_t i = 0; i < t.nst; i++) {
 		if (st[i].dp && t.mode == MODE_DP)
 			record_release(&meta, rng, &t, &st[i]);
-		if (!st[i].dp || t.mode != MODE_DP || o.unsafe)
+		if (st[i].dataset != NULL && (!st[i].dp || t.mode != MODE_DP ||
+		    o.unsafe))
 			dpcli_not_private(&meta, st[i].dataset, st[i].dt->label);
 	}
 	dpcli_audit_mark(&meta, o.audit);
@@ -1744,6 +2353,29 @@ main(int argc, char **argv)
 		cli_meta_set(&meta, "train.protect", protect_name(o.protect));
 		cli_meta_set(&meta, "train.domain_arch", darch);
 		meta_num(&meta, "train.grl_max", o.grl_max);
+		meta_num(&meta, "train.steps", (double)t.steps);
+	}
+	if (o.adapt == ADAPT_ASSOC) {
+		cli_meta_set(&meta, "train.adapt", "assoc");
+		meta_num(&meta, "train.beta_walker", o.beta[0]);
+		meta_num(&meta, "train.beta_visit", o.beta[1]);
+		meta_num(&meta, "train.beta_cover", o.beta[2]);
+		meta_num(&meta, "train.labelled_rows", (double)tr.n);
+		meta_num(&meta, "train.steps", (double)t.steps);
+	}
+	if (o.adapt == ADAPT_GMM) {
+		char darch[MODEL_MAX_ARCH];
+		struct nn_model dm = { .net = gu.nets.dom };
+
+		model_arch(&dm, darch, sizeof darch);
+		cli_meta_set(&meta, "train.adapt", "gmm-uda");
+		cli_meta_set(&meta, "train.domain_arch", darch);
+		meta_num(&meta, "train.feature_layer",
+		    (double)gu.nets.feat.nlayers);
+		meta_num(&meta, "train.kd_temp", o.kd_temp);
+		meta_num(&meta, "train.beta_adv", o.beta_adv);
+		meta_num(&meta, "train.beta_kd", o.beta_kd);
+		meta_num(&meta, "train.beta_im", o.beta_im);
 		meta_num(&meta, "train.steps", (double)t.steps);
 	}
 	if (t.mode != MODE_NODP) {
@@ -1790,6 +2422,10 @@ main(int argc, char **argv)
 	cli_out_commit();
 
 	nn_ws_free(&t.ws);
+	if (t.as != NULL)
+		assoc_free(&as);
+	if (t.gu != NULL)
+		gmm_free(&gu);
 	for (size_t i = 0; i < t.nst; i++)
 		stream_free(&st[i]);
 	free(t.grad);
@@ -1798,8 +2434,10 @@ main(int argc, char **argv)
 	free(all);
 	model_free(&m);
 	data_free(&tr);
-	if (o.dann)
+	if (tfp != NULL)
 		data_free(&tg);
+	if (sfp != NULL)
+		data_free(&sf);
 	if (t.va != NULL)
 		data_free(&va);
 	ts_meta_free(&meta);
