@@ -891,3 +891,83 @@ hi_eps = hi + math.log1p(-1 / a) - math.log(d * a) / (a - 1)
 assert hi_eps < ind, (hi_eps, ind, f, ss)
 print(eps_dd, hi_eps, ind, f, ss)' "$row" "$ind"
 }
+
+# ---- the teacher chain ----
+
+@test "the PATE chain with 5 teachers: featurize, tns split, dpsgd-train, predict, teacher-vote" {
+	featurize -q --label label --dataset blobs "$DATA/dpsgd/blobs.csv" > blobs.tns
+	featurize -q --label label --dataset pub "$DATA/dpsgd/blobs.csv" > pub.tns
+	# The queries are a part of a split of their own (public) data: their
+	# split keys must not pass for the teachers'.
+	tns split -q --parts 2 -S 9 --prefix pub- pub.tns
+	tns split -q --parts 5 -S 5 --prefix part- blobs.tns
+	for i in 0 1 2 3 4; do
+		dpsgd-train -q --no-dp --classes 3 --epochs 10 -S $i -o m$i.tns part-$i.tns 2>/dev/null
+		predict -q --model m$i.tns -o v$i.tns pub-0.tns
+	done
+	run -0 --separate-stderr teacher-vote --classes 3 --mechanism gnmax --sigma 1 -o out.tns v0.tns v1.tns v2.tns v3.tns v4.tns
+	[ -z "$stderr" ]
+	teacher-vote -q --classes 3 --gamma inf -o exact.tns v0.tns v1.tns v2.tns v3.tns v4.tns 2>/dev/null
+	run -0 "$PY" -c '
+import numpy as np, tv
+P = tv.info("part-0.tns")["metadata"]; Q = tv.info("pub-0.tns")["metadata"]
+for i in range(5):
+    m = tv.info("v%d.tns" % i)["metadata"]
+    # The model'"'"'s partition, not the queries'"'"' (part 0/2 of pub).
+    assert m["split.part"] == "%d/5" % i, m
+    assert m["split.parent"] == P["split.parent"] != Q["split.parent"], m
+    assert m["split.id"] == P["split.id"] != Q["split.id"], m
+    assert m["predict.raw.pub"] == "row-local" and "predict.raw.blobs" not in m, m
+    assert m["dp.raw.blobs"] == "aggregate", m
+Y = np.array([tv.col("v%d.tns" % i, "y_pred") for i in range(5)])
+H = np.array([np.bincount(Y[:, q], minlength=3) for q in range(Y.shape[1])])
+y = tv.col("exact.tns", "y")
+assert len(y) == len(tv.col("pub-0.tns", "y")) == Y.shape[1]
+assert all(H[q, y[q]] == H[q].max() for q in range(len(y)))
+o = tv.info("out.tns")["metadata"]
+assert o["vote.teachers"] == "5" and "dp.raw.blobs" not in o and not any(k.startswith("split.") for k in o), o
+print("ok")'
+	run -0 --separate-stderr rdp-account ledger --format tsv --delta 1e-5 out.tns
+	[[ $output == *"blobs	1	"*"	replace_one	0	none	0	private	"* ]]
+}
+
+@test "the teacher chain refuses overlapping partitions, duplicated teachers and private queries" {
+	featurize -q --label label --dataset blobs "$DATA/dpsgd/blobs.csv" > blobs.tns
+	featurize -q --label label --dataset pub "$DATA/dpsgd/blobs.csv" > pub.tns
+	tns split -q --parts 5 -S 5 --prefix part- blobs.tns
+	tns split -q --parts 5 -S 6 --prefix alt- blobs.tns
+	tns split -q --parts 2 -S 7 --prefix sub- part-0.tns
+	tns pick -q -i part-1.tns --rename X=X1 --rename y=y1 X y > p1r.tns
+	tns cat -q part-0.tns p1r.tns > mixed.tns
+	for d in part-0 part-1 part-2 part-3 part-4 alt-1 sub-1 mixed; do
+		dpsgd-train -q --no-dp --classes 3 --epochs 5 -S 1 -o m_$d.tns $d.tns 2>/dev/null
+		predict -q --model m_$d.tns -o v_$d.tns pub.tns
+	done
+	predict -q --model m_part-1.tns -o v_again.tns pub.tns
+	predict -q --model m_part-1.tns -o v_private.tns part-4.tns
+	predict -q --model m_part-2.tns -o v_private2.tns part-4.tns
+	ok="v_part-0.tns v_part-2.tns v_part-3.tns"
+	rm -f out.tns
+	# Another split of the same data into as many parts: same parent, other id.
+	run -65 --separate-stderr teacher-vote --classes 3 --gamma 1 -o out.tns $ok v_alt-1.tns
+	refute_output
+	[ ! -e out.tns ]
+	[[ $stderr == "teacher-vote: v_part-0.tns and v_alt-1.tns come from different splits (split.id "*", whose parts overlap" ]]
+	# A part of a part: other data (its parent is the part).
+	run -65 --separate-stderr teacher-vote --classes 3 --gamma 1 $ok v_sub-1.tns
+	[[ $stderr == "teacher-vote: v_part-0.tns and v_sub-1.tns come from different data (split.parent "*"): teachers must be disjoint parts of one split" ]]
+	# Trained on a stream made of two parts: tns cat marks it mixed.
+	run -0 "$PY" -c 'import tv; print(tv.info("mixed.tns")["metadata"]["split.part"], tv.info("v_mixed.tns")["metadata"]["split.part"])'
+	[ "$output" = "mixed mixed" ]
+	run -65 --separate-stderr teacher-vote --classes 3 --gamma 1 $ok v_mixed.tns
+	[[ $stderr == "teacher-vote: v_mixed.tns: split.part is 'mixed': the teacher derives from several parts or splits"* ]]
+	# The same teacher twice: the same stream, or the same model predicting again.
+	run -65 --separate-stderr teacher-vote --classes 3 --gamma 1 $ok v_part-1.tns v_part-1.tns
+	[[ $stderr == "teacher-vote: v_part-1.tns and v_part-1.tns were trained on the same part 1/5: teachers must be disjoint" ]]
+	run -65 --separate-stderr teacher-vote --classes 3 --gamma 1 $ok v_part-1.tns v_again.tns
+	[[ $stderr == "teacher-vote: v_part-1.tns and v_again.tns were trained on the same part 1/5: teachers must be disjoint" ]]
+	# Queries from the protected dataset itself (part 4 of the split).
+	run -65 --separate-stderr teacher-vote --classes 3 --gamma 1 v_private.tns v_private2.tns
+	[[ $stderr == "teacher-vote: v_private.tns: the queries derive from the protected dataset blobs (predict.raw.blobs = row-local): they must be public" ]]
+	run -0 --separate-stderr teacher-vote --classes 3 --gamma 1 -o out.tns $ok v_part-1.tns v_part-4.tns
+}

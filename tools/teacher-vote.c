@@ -520,6 +520,11 @@ teacher_part(const struct ts_meta *m, const char *dataset,
 		cli_die(EX_DATAERR, "%s: the predictions are row-local in the "
 		    "protected dataset %s (%s = row-local): the queries must "
 		    "be public", label, dataset, key);
+	snprintf(key, sizeof key, "predict.raw.%s", dataset);
+	if ((s = ts_meta_get(m, key)) != NULL)
+		cli_die(EX_DATAERR, "%s: the queries derive from the protected "
+		    "dataset %s (%s = %s): they must be public", label,
+		    dataset, key, s);
 	snprintf(key, sizeof key, "split.raw.%s", dataset);
 	s = ts_meta_get(m, key);
 	if (s != NULL && strcmp(s, "aggregate") == 0)
@@ -532,6 +537,11 @@ teacher_part(const struct ts_meta *m, const char *dataset,
 		cli_die(EX_DATAERR, "%s: no partition id (split.part): "
 		    "teachers must be trained on disjoint parts from tns "
 		    "split", label);
+	if (strcmp(s, SPLIT_MIXED) == 0)
+		cli_die(EX_DATAERR, "%s: split.part is '%s': the teacher "
+		    "derives from several parts or splits, which overlap the "
+		    "others: each teacher must be trained on one part",
+		    label, s);
 	if (parse_part(s, &p->i, &p->n) != 0)
 		cli_die(EX_DATAERR, "%s: split.part '%s' is not i/n with "
 		    "i < n", label, s);
