@@ -1264,6 +1264,55 @@ log_erfcinv(double l)
 	return x;
 }
 
+/* tau(s) = 2 sum_{j>=1} exp(-2 pi^2 j^2 s^2): by Poisson summation,
+ * sum_z exp(-(z - c)^2 / (2 s^2)) is within a factor 1 +- tau(s) of
+ * sqrt(2 pi) s, for every real c. */
+static double
+poisson_tau(double s)
+{
+	double t = 0, e;
+
+	for (int j = 1; j <= 64; j++) {
+		e = exp(-2 * M_PI * M_PI * (double)j * (double)j * s * s);
+		t += e;
+		if (e < 1e-300)
+			break;
+	}
+	return 2 * t;
+}
+
+/* log C for the discrete Gaussian: (1 + tau(sigma/sqrt 2)) /
+ * (1 - tau(sigma))^2, +inf when tau(sigma) >= 1. */
+static double
+dgauss_logc(double sigma)
+{
+	double t = poisson_tau(sigma);
+
+	if (!(t < 1))
+		return INFINITY;
+	return log1p(poisson_tau(sigma / SQRT2)) - 2 * log1p(-t);
+}
+
+double
+rdp_pate_logq_dgauss(const double *counts, size_t k, double sigma)
+{
+	double lq = -INFINITY, cap, lc;
+	size_t m;
+
+	if (!counts_ok(counts, k) || !(sigma > 0) || !isfinite(sigma))
+		return NAN;
+	cap = log1p(-1 / (double)k);
+	if ((lc = dgauss_logc(sigma)) == INFINITY)
+		return cap;
+	m = argmax(counts, k);
+	for (size_t i = 0; i < k; i++)
+		if (i != m)
+			lq = logaddexp(lq, log_erfc((counts[m] - counts[i] - 1) /
+			    (2 * sigma)) - LOG2);
+	lq += lc;
+	return lq < cap ? lq : cap;
+}
+
 /* log bl(q), log bu(q) (Prop. 13): (k-1)/2 erfc(erfcinv(2q/(k-1)) + s). */
 static double
 log_b(double logq, double s, size_t k)
@@ -1274,23 +1323,33 @@ log_b(double logq, double s, size_t k)
 	return log(km1) - LOG2 + log_erfc(x + s);
 }
 
-double
-rdp_pate_gnmax_logbl(double logq, double sigma, size_t k)
+/* For the discrete sampler, q = C Q with Q the sum that Prop. 13
+ * bounds: the neighbours' q lie within C bl(q / C), C bu(q / C). */
+static double
+log_b_of(double logq, double s, size_t k, int discrete, double sigma)
 {
-	if (isnan(logq) || logq > 0 || !(sigma > 0) || k < 2)
-		return NAN;
-	return log_b(logq, 1 / sigma, k);
+	double lc = discrete ? dgauss_logc(sigma) : 0, r;
+
+	if (lc == INFINITY)
+		return s > 0 ? -INFINITY : 0;
+	r = lc + log_b(logq - lc, s, k);
+	return r < 0 ? r : 0;
 }
 
 double
-rdp_pate_gnmax_logbu(double logq, double sigma, size_t k)
+rdp_pate_gnmax_logbl(double logq, double sigma, size_t k, int discrete)
 {
-	double r;
-
 	if (isnan(logq) || logq > 0 || !(sigma > 0) || k < 2)
 		return NAN;
-	r = log_b(logq, -1 / sigma, k);
-	return r < 0 ? r : 0;
+	return log_b_of(logq, 1 / sigma, k, discrete, sigma);
+}
+
+double
+rdp_pate_gnmax_logbu(double logq, double sigma, size_t k, int discrete)
+{
+	if (isnan(logq) || logq > 0 || !(sigma > 0) || k < 2)
+		return NAN;
+	return log_b_of(logq, -1 / sigma, k, discrete, sigma);
 }
 
 double
@@ -1335,20 +1394,21 @@ ss_beta(double alpha, double logq, double sigma)
 
 static double
 ss_ls_at(double logq, double sigma, size_t k, double alpha, double logq0,
-    double logq1)
+    double logq1, int dis)
 {
 	double b, bu, bl;
 
 	if (logq1 <= logq && logq <= logq0)
 		logq = logq1;
 	b = ss_beta(alpha, logq, sigma);
-	bu = ss_beta(alpha, rdp_pate_gnmax_logbu(logq, sigma, k), sigma);
-	bl = ss_beta(alpha, rdp_pate_gnmax_logbl(logq, sigma, k), sigma);
+	bu = ss_beta(alpha, rdp_pate_gnmax_logbu(logq, sigma, k, dis), sigma);
+	bl = ss_beta(alpha, rdp_pate_gnmax_logbl(logq, sigma, k, dis), sigma);
 	return bu - b > b - bl ? bu - b : b - bl;
 }
 
 int
-rdp_pate_gnmax_ss_conditions(double alpha, double sigma, size_t k)
+rdp_pate_gnmax_ss_conditions(double alpha, double sigma, size_t k,
+    int discrete)
 {
 	double logq0 = rdp_pate_gnmax_logq0(alpha, sigma), logq1, lo, prev;
 	double tol = 1e-12 * rdp_pate_gnmax(alpha, sigma);
@@ -1356,7 +1416,7 @@ rdp_pate_gnmax_ss_conditions(double alpha, double sigma, size_t k)
 
 	if (isnan(logq0) || k < 2)
 		return 0;
-	logq1 = rdp_pate_gnmax_logbl(logq0, sigma, k);
+	logq1 = rdp_pate_gnmax_logbl(logq0, sigma, k, discrete);
 	lo = logq0 - 200;
 	prev = -INFINITY;
 	for (int i = 0; i <= N; i++) {		/* C5 */
@@ -1368,7 +1428,8 @@ rdp_pate_gnmax_ss_conditions(double alpha, double sigma, size_t k)
 	prev = -INFINITY;
 	for (int i = 0; i <= N; i++) {		/* C6 */
 		double lq = lo + (logq1 - lo) * i / N, d;
-		d = ss_beta(alpha, rdp_pate_gnmax_logbu(lq, sigma, k), sigma) -
+		d = ss_beta(alpha, rdp_pate_gnmax_logbu(lq, sigma, k,
+		    discrete), sigma) -
 		    ss_beta(alpha, lq, sigma);
 		if (isnan(d) || d < prev - tol)
 			return 0;
@@ -1379,7 +1440,7 @@ rdp_pate_gnmax_ss_conditions(double alpha, double sigma, size_t k)
 
 int
 rdp_pate_gnmax_ls(const double *counts, size_t k, uint64_t n, double sigma,
-    double alpha, double logq0, double *ls, double *s)
+    double alpha, double logq0, int dis, double *ls, double *s)
 {
 	double logq1, logq, plateau;
 	uint64_t d = 0;
@@ -1388,8 +1449,8 @@ rdp_pate_gnmax_ls(const double *counts, size_t k, uint64_t n, double sigma,
 	if (!counts_ok(counts, k) || !(sigma > 0) || !(alpha > 1) ||
 	    isnan(logq0) || ls == NULL || s == NULL)
 		return RDP_E_PARAM;
-	logq1 = rdp_pate_gnmax_logbl(logq0, sigma, k);
-	plateau = ss_ls_at(logq1, sigma, k, alpha, logq0, logq1);
+	logq1 = rdp_pate_gnmax_logbl(logq0, sigma, k, dis);
+	plateau = ss_ls_at(logq1, sigma, k, alpha, logq0, logq1, dis);
 	/* Sorted, largest first (insertion sort: k is small). */
 	for (size_t i = 0; i < k; i++) {
 		size_t j = i;
@@ -1397,13 +1458,14 @@ rdp_pate_gnmax_ls(const double *counts, size_t k, uint64_t n, double sigma,
 			s[j] = s[j - 1];
 		s[j] = counts[i];
 	}
-	logq = rdp_pate_logq_gaussian(s, k, sigma);
+	logq = dis ? rdp_pate_logq_dgauss(s, k, sigma) :
+	    rdp_pate_logq_gaussian(s, k, sigma);
 	if (logq1 <= logq && logq <= logq0) {
 		for (uint64_t i = 0; i <= n; i++)
 			ls[i] = plateau;
 		return 0;
 	}
-	ls[0] = ss_ls_at(logq, sigma, k, alpha, logq0, logq1);
+	ls[0] = ss_ls_at(logq, sigma, k, alpha, logq0, logq1, dis);
 	left = logq > logq0;
 	/* Algorithms 4 and 5: the histogram d teachers away with the
 	 * smallest (left) or largest (right) q moves votes between the two
@@ -1429,8 +1491,9 @@ rdp_pate_gnmax_ls(const double *counts, size_t k, uint64_t n, double sigma,
 				s[1] = t;
 			}
 		}
-		logq = rdp_pate_logq_gaussian(s, k, sigma);
-		v = ss_ls_at(logq, sigma, k, alpha, logq0, logq1);
+		logq = dis ? rdp_pate_logq_dgauss(s, k, sigma) :
+		    rdp_pate_logq_gaussian(s, k, sigma);
+		v = ss_ls_at(logq, sigma, k, alpha, logq0, logq1, dis);
 		ls[d] = v > ls[d - 1] ? v : ls[d - 1];
 	}
 	for (uint64_t i = d + 1; i <= n; i++)
@@ -1438,9 +1501,28 @@ rdp_pate_gnmax_ls(const double *counts, size_t k, uint64_t n, double sigma,
 	return 0;
 }
 
+double
+rdp_pate_threshold_dep_dgauss(double alpha, double maxcount, double t,
+    double sigma1)
+{
+	double m, tau, lq;
+
+	if (!(alpha > 1) || !(sigma1 > 0) || !isfinite(sigma1) ||
+	    !isfinite(t) || !isfinite(maxcount))
+		return NAN;
+	m = ceil(t - maxcount);
+	m = m >= 1 ? m : 1 - m;
+	tau = poisson_tau(sigma1);
+	if (!(tau < 1))
+		return rdp_pate_gnmax(alpha, SQRT2 * sigma1);
+	lq = log_erfc((m - 1) / (SQRT2 * sigma1)) - LOG2 - log1p(-tau);
+	lq = lq < -LOG2 ? lq : -LOG2;
+	return rdp_pate_gnmax_dep(alpha, lq, SQRT2 * sigma1);
+}
+
 int
 rdp_pate_threshold_ls(double maxcount, uint64_t n, double t, double sigma1,
-    double alpha, double *ls, double *r)
+    double alpha, int discrete, double *ls, double *r)
 {
 	double c[2] = { 0, 0 };
 	uint64_t m;
@@ -1450,7 +1532,8 @@ rdp_pate_threshold_ls(double maxcount, uint64_t n, double t, double sigma1,
 		return RDP_E_PARAM;
 	for (uint64_t v = 0; v <= n; v++) {
 		c[0] = (double)v;
-		r[v] = rdp_pate_threshold_dep(alpha,
+		r[v] = discrete ? rdp_pate_threshold_dep_dgauss(alpha, c[0], t,
+		    sigma1) : rdp_pate_threshold_dep(alpha,
 		    rdp_pate_logpr_answered(c, 2, t, sigma1), sigma1);
 	}
 	m = (uint64_t)llround(maxcount);

@@ -753,12 +753,17 @@ write_release(struct ts_writer *w, const struct votes *v, const int32_t *y,
  * histograms, so publishing it is itself a release.  It is published
  * only with the smooth-sensitivity mechanism of their Appendix C (GNSS):
  *  - f(D) = the data-dependent RDP at the order a = --ss-order of every
- *    checked query's threshold step (rdp_pate_threshold_dep: Thm. 6
- *    with sqrt(2) sigma1, Prop. 7's bound on q replaced by the exact
- *    answer probability, as in their section 4.2) and of every answered
- *    query's GNMax step (rdp_pate_gnmax_dep: Thm. 6, Prop. 10's mu1, mu2,
- *    q~ from the union bound of Prop. 7); which queries were answered is
- *    part of the released output;
+ *    checked query's threshold step (Thm. 6 with sqrt(2) sigma1 and q
+ *    the probability of the less likely outcome, their section 4.2) and
+ *    of every answered query's GNMax step (rdp_pate_gnmax_dep: Thm. 6,
+ *    Prop. 10's mu1, mu2, q~ from the union bound of Prop. 7); which
+ *    queries were answered is part of the released output.  The paper's
+ *    q are for continuous Gaussian noise; ours is the discrete Gaussian,
+ *    whose tails are slightly heavier on the integers, so q~ and the
+ *    threshold's q are the bounds for it (rdp_pate_logq_dgauss,
+ *    rdp_pate_threshold_dep_dgauss: the gaps less 1, times a factor C
+ *    within 1e-4 of 1 for sigma >= 1), and Prop. 13's bounds become C
+ *    bl(q/C), C bu(q/C);
  *  - LS(d), the local sensitivity of f at the histograms d teachers away,
  *    bounded by the sum over queries of the per-query bounds of their
  *    Algorithms 3-5 (Prop. 13: one teacher's vote moves in every query's
@@ -816,14 +821,14 @@ ddep_applicable(const struct opts *o, const struct votes *v, int *gn)
 	int th = 0;
 
 	c[0] = (double)v->n;
-	lq = rdp_pate_logq_gaussian(c, v->k, o->sigma);
+	lq = rdp_pate_logq_dgauss(c, v->k, o->sigma);
 	*gn = rdp_pate_gnmax_dep(a, lq, o->sigma) < rdp_pate_gnmax(a, o->sigma);
 	if (o->mech == M_CONFIDENT) {
 		double ind = a / (2 * o->sigma1 * o->sigma1);
 		for (uint64_t m = 0; m <= v->n && !th; m++) {
 			c[0] = (double)m;
-			th = rdp_pate_threshold_dep(a, rdp_pate_logpr_answered(c,
-			    v->k, o->threshold, o->sigma1), o->sigma1) < ind;
+			th = rdp_pate_threshold_dep_dgauss(a, c[0], o->threshold,
+			    o->sigma1) < ind;
 		}
 	}
 	free(c);
@@ -834,7 +839,7 @@ ddep_applicable(const struct opts *o, const struct votes *v, int *gn)
 		    "data-independent one for every vote histogram, even a "
 		    "unanimous one: nothing to release (run without "
 		    "--data-dependent)", v->n, v->k, a);
-	if (*gn && !rdp_pate_gnmax_ss_conditions(a, o->sigma, v->k))
+	if (*gn && !rdp_pate_gnmax_ss_conditions(a, o->sigma, v->k, 1))
 		cli_die(EX_DATAERR, "--data-dependent: conditions C5 and C6 of "
 		    "Papernot et al. (2018, Appendix B.4) fail for sigma %g, "
 		    "%zu classes at order %g, so the local sensitivity bound "
@@ -852,6 +857,7 @@ ddep_compute(const struct opts *o, const struct votes *v,
 	double *ls = cli_calloc(n1, sizeof *ls), *tot = cli_calloc(n1,
 	    sizeof *tot), *scr = cli_calloc(ns, sizeof *scr);
 	double a = o->ss_order, logq0 = NAN;
+	uint64_t na = 0;
 
 	if (gn)
 		logq0 = rdp_pate_gnmax_logq0(a, o->sigma);
@@ -859,15 +865,21 @@ ddep_compute(const struct opts *o, const struct votes *v,
 	for (size_t q = 0; q < v->q; q++) {
 		double mx = 0;
 
+		/* After --max-answers answers nothing is checked (release). */
+		if (o->mech == M_CONFIDENT && o->has_max &&
+		    na == o->max_answers)
+			break;
+		na += ans[q];
+
 		for (size_t j = 0; j < v->k; j++) {
 			c[j] = v->count[q * v->k + j];
 			mx = c[j] > mx ? c[j] : mx;
 		}
 		if (o->mech == M_CONFIDENT) {
-			*f += rdp_pate_threshold_dep(a, rdp_pate_logpr_answered(
-			    c, v->k, o->threshold, o->sigma1), o->sigma1);
+			*f += rdp_pate_threshold_dep_dgauss(a, mx, o->threshold,
+			    o->sigma1);
 			if (rdp_pate_threshold_ls(mx, v->n, o->threshold,
-			    o->sigma1, a, ls, scr) != 0)
+			    o->sigma1, a, 1, ls, scr) != 0)
 				cli_die(EX_SOFTWARE, "threshold sensitivity: bad "
 				    "arguments");
 			for (size_t d = 0; d < n1; d++)
@@ -875,11 +887,11 @@ ddep_compute(const struct opts *o, const struct votes *v,
 			if (!ans[q])
 				continue;
 		}
-		*f += rdp_pate_gnmax_dep(a, rdp_pate_logq_gaussian(c, v->k,
+		*f += rdp_pate_gnmax_dep(a, rdp_pate_logq_dgauss(c, v->k,
 		    o->sigma), o->sigma);
 		if (!gn)
 			continue;	/* always data-independent: LS 0 */
-		if (rdp_pate_gnmax_ls(c, v->k, v->n, o->sigma, a, logq0, ls,
+		if (rdp_pate_gnmax_ls(c, v->k, v->n, o->sigma, a, logq0, 1, ls,
 		    scr) != 0)
 			cli_die(EX_SOFTWARE, "gnmax sensitivity: bad arguments");
 		for (size_t d = 0; d < n1; d++)
