@@ -836,19 +836,21 @@ for path, hist, n_t, a, s in [("big3.tns", "big_hist.npy", 250, 3, 40),
 
 @test "teacher-vote --data-dependent's confident-gnmax f and smooth sensitivity match numpy, answered queries only" {
 	ss_run conf.tns 10 --mechanism confident-gnmax --sigma1 150 --threshold 200 --sigma 40 --data-dependent --ss-order 16 --ss-sigma 10 big/t*.tns
+	ss_run conf3.tns 10 --mechanism confident-gnmax --sigma1 150 --threshold 200 --sigma 40 --max-answers 3 --data-dependent --ss-order 16 --ss-sigma 10 big/t*.tns
 	run -0 "$PY" -c '
 import numpy as np, tv, pate_ss as P
-m = tv.info("conf.tns")["metadata"]
-(gid,) = {k.split(".")[2] for k, v in m.items() if k.endswith(".mechanism") and v == "pate_smooth_sensitivity"}
-g = lambda f: m["dp.release.%s.%s" % (gid, f)]
-ans = tv.col("conf.tns", "answered")
-assert 0 < ans.sum() < len(ans), ans.sum()
-assert float(g("param.answered")) == ans.sum()
-fp, ssp = P.release(np.load("big_hist.npy"), 250, 16, 0.025, 40, answered=ans, t=200, sigma1=150)
-f, ss = float(g("param.unsafe_test_rdp_data_dependent")), float(g("param.unsafe_test_smooth_sensitivity"))
-assert abs(f - fp) <= 1e-12 + 1e-9 * fp, (f, fp)
-assert abs(ss - ssp) <= 1e-7 * ssp, (ss, ssp)
-print(f, ss, ans.sum())'
+for path, cap in [("conf.tns", None), ("conf3.tns", 3)]:
+    m = tv.info(path)["metadata"]
+    (gid,) = {k.split(".")[2] for k, v in m.items() if k.endswith(".mechanism") and v == "pate_smooth_sensitivity"}
+    g = lambda f: m["dp.release.%s.%s" % (gid, f)]
+    ans = tv.col(path, "answered")
+    assert 0 < ans.sum() < len(ans) and (cap is None or ans.sum() == cap), ans.sum()
+    assert float(g("param.answered")) == ans.sum()
+    fp, ssp = P.release(np.load("big_hist.npy"), 250, 16, 0.025, 40, answered=ans, t=200, sigma1=150, max_answers=cap)
+    f, ss = float(g("param.unsafe_test_rdp_data_dependent")), float(g("param.unsafe_test_smooth_sensitivity"))
+    assert abs(f - fp) <= 1e-12 + 1e-9 * fp, (path, f, fp)
+    assert abs(ss - ssp) <= 1e-7 * ssp, (path, ss, ssp)
+    print(path, f, ss, ans.sum())'
 }
 
 @test "teacher-vote --data-dependent on a consensus: the sanitised epsilon is below the data-independent one, and rdp-account ledger reads it" {

@@ -914,6 +914,9 @@ gnss_release(struct rng *r, double f, double ss, double sigma_s)
 	int64_t z;
 	int rc;
 
+	if (!(ss >= 0) || !isfinite(ss))
+		cli_die(EX_SOFTWARE, "--data-dependent: the smooth sensitivity "
+		    "is not a number: nothing was released");
 	if (!(f >= 0 && f <= SS_MAX_RDP))
 		cli_die(EX_DATAERR, "--data-dependent: the data-dependent RDP "
 		    "is out of range [0, %g]: nothing was released",
