@@ -332,9 +332,9 @@ double rdp_pate_threshold_dep_dgauss(double alpha, double maxcount,
 double rdp_smooth_max(const double *ls, uint64_t n, double beta);
 
 /* RDP at order alpha of the GNSS release f(D) + SS_beta(D) N(0, sigma^2)
- * (Papernot et al. 2018, Thm. 23): alpha e^(2 beta) / sigma^2 + (beta
- * alpha - log(1 - 2 alpha beta) / 2) / (alpha - 1) for 1 < alpha <
- * 1/(2 beta); +inf at larger orders.  NaN on bad arguments. */
+ * (Papernot et al. 2018, Thm. 23 of arXiv:1802.08908): alpha e^(2 beta) /
+ * sigma^2 + (beta alpha - log(1 - 2 alpha beta) / 2) / (alpha - 1) for
+ * 1 < alpha < 1/(2 beta); +inf at larger orders.  NaN on bad arguments. */
 double rdp_pate_gnss(double alpha, double beta, double sigma);
 
 /* PATE 2017 moments accountant, the l-th log moment of one query of a
