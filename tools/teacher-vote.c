@@ -887,10 +887,13 @@ ddep_compute(const struct opts *o, const struct votes *v,
 			if (!ans[q])
 				continue;
 		}
+		if (!gn) {
+			/* Data-independent for every histogram: LS 0. */
+			*f += rdp_pate_gnmax(a, o->sigma);
+			continue;
+		}
 		*f += rdp_pate_gnmax_dep(a, rdp_pate_logq_dgauss(c, v->k,
 		    o->sigma), o->sigma);
-		if (!gn)
-			continue;	/* always data-independent: LS 0 */
 		if (rdp_pate_gnmax_ls(c, v->k, v->n, o->sigma, a, logq0, 1, ls,
 		    scr) != 0)
 			cli_die(EX_SOFTWARE, "gnmax sensitivity: bad arguments");
