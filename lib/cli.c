@@ -501,6 +501,15 @@ cli_inherit(struct ts_meta *dst, const struct ts_meta *src, const char *label)
 			continue;
 		}
 		old = ts_meta_get(dst, kv->key);
+		if (old != NULL && strcmp(old, kv->val) != 0 &&
+		    strncmp(kv->key, "split.", 6) == 0) {
+			/* Inputs from different parts (or splits): the output
+			 * is no longer one part, and must not pass for the
+			 * first input's (teacher-vote refuses it). */
+			if (ts_meta_set(dst, "split.part", SPLIT_MIXED) != 0)
+				cli_die(EX_OSERR, "out of memory");
+			continue;
+		}
 		if (old != NULL && strcmp(old, kv->val) != 0) {
 			/* Two inputs disagreeing on a ledger entry cannot both
 			 * be honest; other keys: the first input wins. */

@@ -119,11 +119,15 @@ void cli_ts_die(int code, const char *msg) __attribute__((noreturn));
 void cli_rdie(const struct ts_reader *r, int code) __attribute__((noreturn));
 void cli_wdie(const struct ts_writer *w, int code) __attribute__((noreturn));
 
+/* The split.part of an output that derives from several parts. */
+#define SPLIT_MIXED "mixed"
+
 /* Stream metadata for an output: copy what src carries (every key but
  * prov.*).  The privacy ledger dp.* is merged: raw-taint marks by
  * strength (aggregate over row-local), release entries by key, where a
- * conflicting value is an error naming the input (exit 65); for other
- * keys the first input wins. */
+ * conflicting value is an error naming the input (exit 65); inputs that
+ * disagree on a split.* key (parts of different parts or splits) make
+ * split.part SPLIT_MIXED; for other keys the first input wins. */
 void cli_inherit(struct ts_meta *dst, const struct ts_meta *src,
     const char *label);
 /* Set prov.tool, prov.version, prov.args; prov.input.N.name/digest are

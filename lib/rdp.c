@@ -1229,6 +1229,358 @@ rdp_pate_threshold_dep(double alpha, double logpr, double sigma1)
 	    SQRT2 * sigma1);
 }
 
+/* ---- PATE smooth sensitivity (Papernot et al. 2018, Appendix B.4, C) ---- */
+
+/* The x with log erfc(x) = l, for l < log 2 (Newton's method inside a
+ * bisection bracket: log erfc is decreasing). */
+static double
+log_erfcinv(double l)
+{
+	double lo = -6, hi = 1, x, f, d, xn;
+
+	if (l == -INFINITY)
+		return INFINITY;
+	while (log_erfc(hi) > l)
+		hi *= 2;
+	x = l < -1 ? sqrt(-l) : 0;
+	if (!(x > lo && x < hi))
+		x = (lo + hi) / 2;
+	for (int it = 0; it < 200; it++) {
+		f = log_erfc(x) - l;
+		if (f == 0)
+			return x;
+		if (f > 0)
+			lo = x;
+		else
+			hi = x;
+		d = -2 / sqrt(M_PI) * exp(-x * x - log_erfc(x));
+		xn = x - f / d;
+		if (!(xn > lo && xn < hi))
+			xn = (lo + hi) / 2;
+		if (fabs(xn - x) <= 1e-15 * (fabs(x) > 1 ? fabs(x) : 1))
+			return xn;
+		x = xn;
+	}
+	return x;
+}
+
+/* tau(s) = 2 sum_{j>=1} exp(-2 pi^2 j^2 s^2): by Poisson summation,
+ * sum_z exp(-(z - c)^2 / (2 s^2)) is within a factor 1 +- tau(s) of
+ * sqrt(2 pi) s, for every real c. */
+static double
+poisson_tau(double s)
+{
+	double t = 0, e;
+
+	for (int j = 1; j <= 64; j++) {
+		e = exp(-2 * M_PI * M_PI * (double)j * (double)j * s * s);
+		t += e;
+		if (e < 1e-300)
+			break;
+	}
+	return 2 * t;
+}
+
+/* log C for the discrete Gaussian: (1 + tau(sigma/sqrt 2)) /
+ * (1 - tau(sigma))^2, +inf when tau(sigma) >= 1. */
+static double
+dgauss_logc(double sigma)
+{
+	double t = poisson_tau(sigma);
+
+	if (!(t < 1))
+		return INFINITY;
+	return log1p(poisson_tau(sigma / SQRT2)) - 2 * log1p(-t);
+}
+
+double
+rdp_pate_logq_dgauss(const double *counts, size_t k, double sigma)
+{
+	double lq = -INFINITY, cap, lc;
+	size_t m;
+
+	if (!counts_ok(counts, k) || !(sigma > 0) || !isfinite(sigma))
+		return NAN;
+	cap = log1p(-1 / (double)k);
+	if ((lc = dgauss_logc(sigma)) == INFINITY)
+		return cap;
+	m = argmax(counts, k);
+	for (size_t i = 0; i < k; i++)
+		if (i != m)
+			lq = logaddexp(lq, log_erfc((counts[m] - counts[i] - 1) /
+			    (2 * sigma)) - LOG2);
+	lq += lc;
+	return lq < cap ? lq : cap;
+}
+
+/* log bl(q), log bu(q) (Prop. 13): (k-1)/2 erfc(erfcinv(2q/(k-1)) + s). */
+static double
+log_b(double logq, double s, size_t k)
+{
+	double km1 = (double)(k - 1);
+	double x = log_erfcinv(logq + LOG2 - log(km1));
+
+	return log(km1) - LOG2 + log_erfc(x + s);
+}
+
+/* For the discrete sampler, q = C Q with Q the sum that Prop. 13
+ * bounds: the neighbours' q lie within C bl(q / C), C bu(q / C). */
+static double
+log_b_of(double logq, double s, size_t k, int discrete, double sigma)
+{
+	double lc = discrete ? dgauss_logc(sigma) : 0, r;
+
+	if (lc == INFINITY)
+		return s > 0 ? -INFINITY : 0;
+	r = lc + log_b(logq - lc, s, k);
+	return r < 0 ? r : 0;
+}
+
+double
+rdp_pate_gnmax_logbl(double logq, double sigma, size_t k, int discrete)
+{
+	if (isnan(logq) || logq > 0 || !(sigma > 0) || k < 2)
+		return NAN;
+	return log_b_of(logq, 1 / sigma, k, discrete, sigma);
+}
+
+double
+rdp_pate_gnmax_logbu(double logq, double sigma, size_t k, int discrete)
+{
+	if (isnan(logq) || logq > 0 || !(sigma > 0) || k < 2)
+		return NAN;
+	return log_b_of(logq, -1 / sigma, k, discrete, sigma);
+}
+
+double
+rdp_pate_gnmax_logq0(double alpha, double sigma)
+{
+	double ind = rdp_pate_gnmax(alpha, sigma), lo, hi, mid, t;
+
+	if (!(alpha > 1) || !(sigma > 0) || !isfinite(sigma))
+		return NAN;
+	/* The paper's natural upper bound on log q0, then a bracket. */
+	hi = -(1 + 1 / sigma) * (1 + 1 / sigma);
+	t = -((alpha - .99) / sigma) * ((alpha - .99) / sigma);
+	hi = t < hi ? t : hi;
+	t = -1 / (sigma * sigma);
+	hi = t < hi ? t : hi;
+	if (rdp_pate_gnmax_dep(alpha, hi, sigma) < ind)
+		return hi;
+	lo = 2 * hi;
+	while (!(rdp_pate_gnmax_dep(alpha, lo, sigma) < ind)) {
+		hi = lo;
+		lo *= 1.5;
+		if (lo < -1e5)
+			return NAN;
+	}
+	for (int it = 0; it < 200 && hi - lo > 1e-13 * -lo; it++) {
+		mid = (lo + hi) / 2;
+		if (rdp_pate_gnmax_dep(alpha, mid, sigma) < ind)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The bound beta(log q), and Algorithm 3's local sensitivity at log q
+ * (the plateau [q1, q0] takes the value at q1). */
+static double
+ss_beta(double alpha, double logq, double sigma)
+{
+	return rdp_pate_gnmax_dep(alpha, logq, sigma);
+}
+
+static double
+ss_ls_at(double logq, double sigma, size_t k, double alpha, double logq0,
+    double logq1, int dis)
+{
+	double b, bu, bl;
+
+	if (logq1 <= logq && logq <= logq0)
+		logq = logq1;
+	b = ss_beta(alpha, logq, sigma);
+	bu = ss_beta(alpha, rdp_pate_gnmax_logbu(logq, sigma, k, dis), sigma);
+	bl = ss_beta(alpha, rdp_pate_gnmax_logbl(logq, sigma, k, dis), sigma);
+	return bu - b > b - bl ? bu - b : b - bl;
+}
+
+int
+rdp_pate_gnmax_ss_conditions(double alpha, double sigma, size_t k,
+    int discrete)
+{
+	double logq0 = rdp_pate_gnmax_logq0(alpha, sigma), logq1, lo, prev;
+	double tol = 1e-12 * rdp_pate_gnmax(alpha, sigma);
+	const int N = 2000;
+
+	if (isnan(logq0) || k < 2)
+		return 0;
+	logq1 = rdp_pate_gnmax_logbl(logq0, sigma, k, discrete);
+	lo = logq0 - 200;
+	prev = -INFINITY;
+	for (int i = 0; i <= N; i++) {		/* C5 */
+		double b = ss_beta(alpha, lo + (logq0 - lo) * i / N, sigma);
+		if (isnan(b) || b < prev - tol)
+			return 0;
+		prev = b;
+	}
+	prev = -INFINITY;
+	for (int i = 0; i <= N; i++) {		/* C6 */
+		double lq = lo + (logq1 - lo) * i / N, d;
+		d = ss_beta(alpha, rdp_pate_gnmax_logbu(lq, sigma, k,
+		    discrete), sigma) -
+		    ss_beta(alpha, lq, sigma);
+		if (isnan(d) || d < prev - tol)
+			return 0;
+		prev = d;
+	}
+	return 1;
+}
+
+int
+rdp_pate_gnmax_ls(const double *counts, size_t k, uint64_t n, double sigma,
+    double alpha, double logq0, int dis, double *ls, double *s)
+{
+	double logq1, logq, plateau;
+	uint64_t d = 0;
+	int left;
+
+	if (!counts_ok(counts, k) || !(sigma > 0) || !(alpha > 1) ||
+	    isnan(logq0) || ls == NULL || s == NULL)
+		return RDP_E_PARAM;
+	logq1 = rdp_pate_gnmax_logbl(logq0, sigma, k, dis);
+	plateau = ss_ls_at(logq1, sigma, k, alpha, logq0, logq1, dis);
+	/* Sorted, largest first (insertion sort: k is small). */
+	for (size_t i = 0; i < k; i++) {
+		size_t j = i;
+		for (; j > 0 && s[j - 1] < counts[i]; j--)
+			s[j] = s[j - 1];
+		s[j] = counts[i];
+	}
+	logq = dis ? rdp_pate_logq_dgauss(s, k, sigma) :
+	    rdp_pate_logq_gaussian(s, k, sigma);
+	if (logq1 <= logq && logq <= logq0) {
+		for (uint64_t i = 0; i <= n; i++)
+			ls[i] = plateau;
+		return 0;
+	}
+	ls[0] = ss_ls_at(logq, sigma, k, alpha, logq0, logq1, dis);
+	left = logq > logq0;
+	/* Algorithms 4 and 5: the histogram d teachers away with the
+	 * smallest (left) or largest (right) q moves votes between the two
+	 * largest counts. */
+	while (d < n && ((left && logq > logq0 && s[1] > 0) ||
+	    (!left && logq < logq1))) {
+		double v;
+		d++;
+		if (left) {
+			s[0] += 1;
+			s[1] -= 1;
+			for (size_t i = 1; i + 1 < k && s[i] < s[i + 1]; i++) {
+				double t = s[i];
+				s[i] = s[i + 1];
+				s[i + 1] = t;
+			}
+		} else {
+			s[0] -= 1;
+			s[1] += 1;
+			if (s[1] > s[0]) {
+				double t = s[0];
+				s[0] = s[1];
+				s[1] = t;
+			}
+		}
+		logq = dis ? rdp_pate_logq_dgauss(s, k, sigma) :
+		    rdp_pate_logq_gaussian(s, k, sigma);
+		v = ss_ls_at(logq, sigma, k, alpha, logq0, logq1, dis);
+		ls[d] = v > ls[d - 1] ? v : ls[d - 1];
+	}
+	for (uint64_t i = d + 1; i <= n; i++)
+		ls[i] = ls[d] > plateau ? ls[d] : plateau;
+	return 0;
+}
+
+double
+rdp_pate_threshold_dep_dgauss(double alpha, double maxcount, double t,
+    double sigma1)
+{
+	double m, tau, lq;
+
+	if (!(alpha > 1) || !(sigma1 > 0) || !isfinite(sigma1) ||
+	    !isfinite(t) || !isfinite(maxcount))
+		return NAN;
+	m = ceil(t - maxcount);
+	m = m >= 1 ? m : 1 - m;
+	tau = poisson_tau(sigma1);
+	if (!(tau < 1))
+		return rdp_pate_gnmax(alpha, SQRT2 * sigma1);
+	lq = log_erfc((m - 1) / (SQRT2 * sigma1)) - LOG2 - log1p(-tau);
+	lq = lq < -LOG2 ? lq : -LOG2;
+	return rdp_pate_gnmax_dep(alpha, lq, SQRT2 * sigma1);
+}
+
+int
+rdp_pate_threshold_ls(double maxcount, uint64_t n, double t, double sigma1,
+    double alpha, int discrete, double *ls, double *r)
+{
+	double c[2] = { 0, 0 };
+	uint64_t m;
+
+	if (!(maxcount >= 0) || maxcount > (double)n || !isfinite(t) ||
+	    !(sigma1 > 0) || !(alpha > 1) || ls == NULL || r == NULL)
+		return RDP_E_PARAM;
+	for (uint64_t v = 0; v <= n; v++) {
+		c[0] = (double)v;
+		r[v] = discrete ? rdp_pate_threshold_dep_dgauss(alpha, c[0], t,
+		    sigma1) : rdp_pate_threshold_dep(alpha,
+		    rdp_pate_logpr_answered(c, 2, t, sigma1), sigma1);
+	}
+	m = (uint64_t)llround(maxcount);
+	for (uint64_t d = 0; d <= n; d++) {
+		double best = d ? ls[d - 1] : 0;
+		uint64_t vs[2];
+		int nv = 0;
+		if (d <= m)
+			vs[nv++] = m - d;
+		if (m + d <= n)
+			vs[nv++] = m + d;
+		for (int i = 0; i < nv; i++) {
+			uint64_t v = vs[i];
+			if (v > 0 && fabs(r[v - 1] - r[v]) > best)
+				best = fabs(r[v - 1] - r[v]);
+			if (v < n && fabs(r[v + 1] - r[v]) > best)
+				best = fabs(r[v + 1] - r[v]);
+		}
+		ls[d] = best;
+	}
+	return 0;
+}
+
+double
+rdp_smooth_max(const double *ls, uint64_t n, double beta)
+{
+	double best = 0;
+
+	for (uint64_t d = 0; d <= n; d++) {
+		double v = exp(-beta * (double)d) * ls[d];
+		if (v > best)
+			best = v;
+	}
+	return best;
+}
+
+double
+rdp_pate_gnss(double alpha, double beta, double sigma)
+{
+	if (!(alpha > 1) || !(beta > 0) || !isfinite(beta) || !(sigma > 0))
+		return NAN;
+	if (!(2 * alpha * beta < 1))
+		return INFINITY;
+	return alpha * exp(2 * beta) / (sigma * sigma) +
+	    (beta * alpha - 0.5 * log1p(-2 * alpha * beta)) / (alpha - 1);
+}
+
 double
 rdp_pate2017_logmgf(double q, double priv_eps, int l)
 {

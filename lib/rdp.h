@@ -247,6 +247,96 @@ double rdp_pate_pure_dep(double alpha, double logq, double eps);
  * sigma1).  Its data-independent bound is alpha/(2 sigma1^2). */
 double rdp_pate_threshold_dep(double alpha, double logpr, double sigma1);
 
+/* ---- PATE smooth sensitivity (Papernot et al. 2018, Appendix B.4, C) ----
+ * The data-dependent RDP of GNMax at order alpha, as a function of the
+ * histogram, has a local sensitivity that the paper bounds at every
+ * distance d from the histogram (Algorithms 3 to 5, Prop. 13), and so a
+ * smooth sensitivity SS_beta = max_d e^(-beta d) LS(d) that makes the
+ * value releasable with Gaussian noise scaled by SS_beta (the GNSS
+ * mechanism, Thm. 23).  Distances count teachers whose vote changes
+ * (replace-one neighbours of a histogram of n teachers).  The bound on
+ * the answer's error used throughout is rdp_pate_logq_gaussian, and the
+ * RDP as a function of log q is rdp_pate_gnmax_dep. */
+
+/* log q0: above it the bound of GNMax is taken as the data-independent
+ * alpha/sigma^2 (the paper's compute_logq0_gnmax): min(-(1 + 1/sigma)^2,
+ * -((alpha - .99)/sigma)^2, -1/sigma^2) if the data-dependent bound is
+ * already below alpha/sigma^2 there, else the point where it reaches it
+ * (bisection).  NaN if no log q >= -1e5 has a bound below it. */
+double rdp_pate_gnmax_logq0(double alpha, double sigma);
+
+/* Union bound on log Pr[GNMax answer != argmax] when the noise is the
+ * discrete Gaussian N_Z(0, sigma^2) (lib/noise.h) and ties count as
+ * errors: for integer gaps g >= 0 of independent discrete Gaussians,
+ * Pr[Z_j - Z_i >= g] <= C Phi_c((g - 1) / (sqrt(2) sigma)) with C = (1 +
+ * tau(sigma/sqrt 2)) / (1 - tau(sigma))^2, tau(s) = 2 sum_{j>=1}
+ * exp(-2 pi^2 j^2 s^2) (the lattice sum over {b - a = m} is at most
+ * sqrt(pi) sigma (1 + tau(sigma/sqrt 2)) e^(-m^2/(4 sigma^2)) by Poisson
+ * summation, the normaliser at least sqrt(2 pi) sigma (1 - tau(sigma)),
+ * and the sum over m >= g >= 1 at most the integral from g - 1; for
+ * g = 0 the bound exceeds 1/2, where the bound of GNMax is the
+ * data-independent one anyway).  Capped at log(1 - 1/k) as the paper's.
+ * NaN on bad arguments. */
+double rdp_pate_logq_dgauss(const double *counts, size_t k, double sigma);
+
+/* log bl(q) and log bu(q) (bu capped at 1): the bounds on q of a
+ * histogram one teacher away, for k classes (Papernot et al. 2018,
+ * Prop. 13: (k-1)/2 erfc(erfcinv(2q/(k-1)) +- 1/sigma)); with discrete
+ * set, for q = rdp_pate_logq_dgauss: C bl(q/C), C bu(q/C). */
+double rdp_pate_gnmax_logbl(double logq, double sigma, size_t k,
+    int discrete);
+double rdp_pate_gnmax_logbu(double logq, double sigma, size_t k,
+    int discrete);
+
+/* The numeric check of the paper's conditions C5 (the bound beta(q) is
+ * non-decreasing on (0, q0)) and C6 (beta(bu(q)) - beta(q) is
+ * non-decreasing on (0, bl(q0))) on a grid of 2000 points in log q down
+ * to log q0 - 200 (the paper checks them by numeric minimisation of the
+ * derivative).  @return 1 if they hold at every point, else 0. */
+int rdp_pate_gnmax_ss_conditions(double alpha, double sigma, size_t k,
+    int discrete);
+
+/* Local sensitivity of the data-dependent RDP of one GNMax query at
+ * order alpha (q from rdp_pate_logq_dgauss if discrete, else
+ * rdp_pate_logq_gaussian), at every distance d = 0..n from counts[0..k-1] (n
+ * teachers, counts summing to n): ls[d] >= the largest local sensitivity
+ * of a histogram at most d teachers away (Algorithms 3-5; the walk moves
+ * votes between the two largest counts; a running maximum keeps ls
+ * non-decreasing).  logq0 from rdp_pate_gnmax_logq0.  scratch holds k
+ * doubles.  @return 0 or RDP_E_PARAM. */
+int rdp_pate_gnmax_ls(const double *counts, size_t k, uint64_t n,
+    double sigma, double alpha, double logq0, int discrete, double *ls,
+    double *scratch);
+
+/* The same for the confident-GNMax threshold step (its data-dependent
+ * RDP, rdp_pate_threshold_dep_dgauss if discrete, else
+ * rdp_pate_threshold_dep, depends on the largest count v only: the
+ * paper's compute_local_sensitivity_bounds_threshold), as the maximum
+ * over v in [max - d, max + d] of |r(v) - r(v +- 1)|.  scratch holds
+ * n + 1 doubles.  @return 0 or RDP_E_PARAM. */
+int rdp_pate_threshold_ls(double maxcount, uint64_t n, double t,
+    double sigma1, double alpha, int discrete, double *ls, double *scratch);
+
+/* The threshold step's data-dependent RDP for the discrete Gaussian
+ * N_Z(0, sigma1^2) on the largest count: the less likely outcome needs
+ * Z >= m = ceil(t - maxcount) (answer) or Z >= 1 - m (no answer), an
+ * integer >= 1 for one of them, with probability at most min(1/2,
+ * Phi_c((m - 1)/sigma1) / (1 - tau(sigma1))) (each term of the lattice
+ * sum at most the integral over [z - 1, z]); then Thm. 6 as
+ * rdp_pate_threshold_dep. */
+double rdp_pate_threshold_dep_dgauss(double alpha, double maxcount,
+    double t, double sigma1);
+
+/* max over d = 0..n of e^(-beta d) ls[d] (ls has n + 1 entries, and is
+ * constant beyond n, where every histogram is reachable). */
+double rdp_smooth_max(const double *ls, uint64_t n, double beta);
+
+/* RDP at order alpha of the GNSS release f(D) + SS_beta(D) N(0, sigma^2)
+ * (Papernot et al. 2018, Thm. 23 of arXiv:1802.08908): alpha e^(2 beta) /
+ * sigma^2 + (beta alpha - log(1 - 2 alpha beta) / 2) / (alpha - 1) for
+ * 1 < alpha < 1/(2 beta); +inf at larger orders.  NaN on bad arguments. */
+double rdp_pate_gnss(double alpha, double beta, double sigma);
+
 /* PATE 2017 moments accountant, the l-th log moment of one query of a
  * (priv_eps)-DP noisy max whose outcome differs from the argmax with
  * probability q (Papernot et al. 2017 Thm. 3, as analysis.py

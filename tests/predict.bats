@@ -196,6 +196,32 @@ print("ok")'
 	[ ! -e r2.tsv ]
 }
 
+@test "predict carries the model's split keys, not the data's, and the data's raw marks as predict.raw" {
+	tns meta set --unsafe-ledger -i m.tns -o ms.tns split.part=2/4 split.parent=00aa \
+		split.id=11bb dp.raw.priv=aggregate
+	tns meta set -i d.tns -o ds.tns split.part=0/2 split.parent=99ff split.id=77ee split.seed_source=seed
+	predict -q --model ms.tns ds.tns > p.tns
+	run -0 $PY -c '
+from load import *
+T, S = load("p.tns")
+assert S["split.part"] == "2/4" and S["split.parent"] == "00aa" and S["split.id"] == "11bb", S
+assert "split.seed_source" not in S, S
+assert S["predict.raw.pdata"] == "row-local" and "predict.raw.priv" not in S, S
+assert S["dp.raw.pdata"] == "row-local" and S["dp.raw.priv"] == "aggregate", S
+print("ok")'
+	[ "$output" = ok ]
+	# A model trained on the queries' own dataset: the merged mark says
+	# aggregate, predict.raw keeps what the queries were.
+	tns meta set --unsafe-ledger -i m.tns -o mp.tns dp.raw.pdata=aggregate
+	predict -q --model mp.tns d.tns > p2.tns
+	run -0 $PY -c '
+from load import *
+T, S = load("p2.tns")
+assert S["dp.raw.pdata"] == "aggregate" and S["predict.raw.pdata"] == "row-local", S
+print("ok")'
+	[ "$output" = ok ]
+}
+
 @test "predict inherits the model's release and the data's raw marks" {
 	dpsgd-train --sigma 2 --epochs 1 --batch 5 --classes 2 --hidden 2 -q d.tns > dp.tns
 	predict -q --model dp.tns d.tns > p.tns

@@ -73,6 +73,41 @@ setup_file() {
 		split.parent=$PARENT
 	tns meta set --unsafe-ledger -i p.tns -o t_preagg.tns split.part=1/7 \
 		split.parent=$PARENT split.raw.mnist=aggregate dp.raw.mnist=aggregate
+	# Data-dependent release.  big: 250 teachers (part i/250 of split
+	# $PARENT), 200 queries: the reference histograms H1, H2, H4, H5, H6,
+	# H8 of pate2018_rdp.csv, then 194 unanimous ones (H1).  small: 25
+	# teachers, 20 queries of 4 classes, 90% agreement.
+	"$PY" - <<-EOF
+	import numpy as np
+	H = {1: [250] + [0] * 9, 2: [240, 4, 2, 1, 1, 1, 1, 0, 0, 0],
+	     4: [150, 50, 20, 10, 8, 5, 3, 2, 1, 1],
+	     5: [120, 100, 10, 5, 5, 4, 3, 1, 1, 1],
+	     6: [90, 85, 30, 15, 10, 8, 5, 4, 2, 1], 8: [25] * 10}
+	order = [1, 2, 4, 5, 6, 8] + [1] * 194
+	V = np.array([np.repeat(np.arange(10), H[h]) for h in order], dtype=np.int32).T
+	np.save("big_hist.npy", np.array([np.bincount(V[:, q], minlength=10) for q in range(V.shape[1])]))
+	for i in range(250):
+	    np.save("bigy%d.npy" % i, V[i])
+	rng = np.random.default_rng(7)
+	W = np.zeros((25, 20), dtype=np.int32)
+	for q in range(20):
+	    W[:, q] = np.where(rng.random(25) < 0.9, q % 4, rng.integers(0, 4, 25))
+	np.save("small_hist.npy", np.array([np.bincount(W[:, q], minlength=4) for q in range(20)]))
+	for i in range(25):
+	    np.save("smally%d.npy" % i, W[i])
+	EOF
+	mkdir -p big small
+	for i in $(seq 0 249); do
+		tns from-npy --name y_pred bigy$i.npy > p.tns
+		tns meta set --unsafe-ledger -i p.tns -o big/t$i.tns split.part=$i/250 \
+			split.parent=$PARENT dp.raw.mnist=aggregate
+	done
+	for i in $(seq 0 24); do
+		tns from-npy --name y_pred smally$i.npy > p.tns
+		tns meta set --unsafe-ledger -i p.tns -o small/t$i.tns split.part=$i/25 \
+			split.parent=$PARENT dp.raw.mnist=aggregate
+	done
+	cp "$FX/pate_ss.py" .
 	printf 'garbage, not a tensor stream\n' > garbage.tns
 	head -c 60 votes.tns > cut.tns
 	# Read outputs back: info(path) = tns info as JSON, entry(path) = the
@@ -197,10 +232,37 @@ near() {
 	[[ $stderr == "teacher-vote: --sigma 0 and --sigma1 0 go together"* ]]
 }
 
-@test "teacher-vote refuses --data-dependent: it is not implemented" {
-	run -64 --separate-stderr teacher-vote --classes 4 --mechanism gnmax --sigma 2 --data-dependent votes.tns
+@test "teacher-vote refuses --data-dependent where its smooth-sensitivity release does not apply" {
+	run -64 --separate-stderr teacher-vote --classes 4 --gamma 1 --data-dependent --ss-order 8 --ss-sigma 1 t0.tns
 	refute_output
-	[[ $stderr == "teacher-vote: --data-dependent is not implemented: "*"smooth-sensitivity release"* ]]
+	[[ $stderr == "teacher-vote: --data-dependent applies to gnmax and confident-gnmax: "*"lnmax has only its data-independent bound"* ]]
+	run -64 --separate-stderr teacher-vote --classes 4 --mechanism gnmax --sigma 2 --data-dependent t0.tns
+	[[ $stderr == "teacher-vote: --data-dependent needs --ss-order and --ss-sigma"* ]]
+	run -64 --separate-stderr teacher-vote --classes 4 --mechanism gnmax --sigma 2 --ss-order 8 t0.tns
+	[[ $stderr == "teacher-vote: --ss-beta, --ss-order and --ss-sigma go with --data-dependent"* ]]
+	run -64 --separate-stderr teacher-vote --classes 4 --mechanism gnmax --sigma 2 --data-dependent --ss-order 7.55 --ss-sigma 1 t0.tns
+	[[ $stderr == "teacher-vote: invalid --ss-order '7.55': one of the default orders"* ]]
+	run -64 --separate-stderr teacher-vote --classes 4 --mechanism gnmax --sigma 2 --data-dependent --ss-order 20 --ss-beta 0.03 --ss-sigma 1 t0.tns
+	[[ $stderr == "teacher-vote: --ss-beta 0.03 and --ss-order 20: the GNSS release needs 2 order beta < 1"* ]]
+	run -64 --separate-stderr teacher-vote --classes 4 --mechanism gnmax --sigma 0 --data-dependent --ss-order 8 --ss-sigma 1 t0.tns
+	[[ $stderr == "teacher-vote: --data-dependent needs noise"* ]]
+	run -64 --separate-stderr teacher-vote --classes 4 --mechanism gnmax --sigma 2 --data-dependent --ss-order 8 --ss-sigma 1 --audit-repeat 2 t0.tns
+	[[ $stderr == "teacher-vote: --data-dependent does not go with --audit-repeat"* ]]
+	run -64 --separate-stderr teacher-vote --classes 4 --mechanism gnmax --sigma 2 --data-dependent --ss-order 8 --ss-sigma 1 --unsafe-test-reveal-ss t0.tns
+	[[ $stderr == "teacher-vote: --unsafe-test-reveal-ss is refused unless PRIVADA_TEST_UNSAFE=1"* ]]
+	# A votes tensor: add-remove neighbours, not the paper's setting.
+	run -65 --separate-stderr teacher-vote --classes 4 --mechanism gnmax --sigma 2 --data-dependent --ss-order 8 --ss-sigma 1 votes.tns
+	refute_output
+	[[ $stderr == "teacher-vote: votes.tns: --data-dependent needs the teachers' prediction streams"* ]]
+	# 7 teachers and sigma 2: not even a unanimous vote beats alpha/sigma^2.
+	run -65 --separate-stderr teacher-vote --classes 4 --mechanism gnmax --sigma 2 --data-dependent --ss-order 8 --ss-sigma 1 -o out.tns t0.tns t1.tns t2.tns t3.tns t4.tns t5.tns t6.tns
+	refute_output
+	[ ! -e out.tns ]
+	[[ $stderr == "teacher-vote: --data-dependent: with 7 teachers, 4 classes and these noise levels, the data-dependent bound at order 8 equals the data-independent one for every vote histogram, even a unanimous one: nothing to release"* ]]
+	# 25 teachers, sigma 1, order 8: the bound applies, but the paper's
+	# conditions C5-C6 fail for these parameters.
+	run -65 --separate-stderr teacher-vote --classes 4 --mechanism gnmax --sigma 1 --data-dependent --ss-order 8 --ss-sigma 1 small/t*.tns
+	[[ $stderr == "teacher-vote: --data-dependent: conditions C5 and C6 of Papernot et al. (2018, Appendix B.4) fail for sigma 1, 4 classes at order 8"* ]]
 }
 
 @test "teacher-vote refuses --unsafe-test-half-noise without PRIVADA_TEST_UNSAFE=1" {
@@ -687,4 +749,231 @@ print("ok")'
 	run -65 --separate-stderr teacher-vote --classes 4 --gamma 1 t0.tns t_preagg.tns
 	refute_output
 	[[ $stderr == "teacher-vote: t_preagg.tns: the part was already an aggregate of mnist when it was split (split.raw.mnist = aggregate)"* ]]
+}
+
+# ---- the data-dependent release (Papernot et al. 2018, with smooth sensitivity) ----
+
+# ss_run OUT ARGS...: a seeded run revealing f and SS (PRIVADA_TEST_UNSAFE).
+ss_run() {
+	local out=$1
+	shift
+	PRIVADA_TEST_UNSAFE=1 teacher-vote -q --unsafe-test-reveal-ss -S 5 --classes "$@" -o "$out" 2>/dev/null
+}
+
+@test "teacher-vote --data-dependent's f equals pate2018_rdp.csv and its smooth sensitivity the paper's algorithms (numpy)" {
+	ss_run big3.tns 10 --mechanism gnmax --sigma 40 --data-dependent --ss-order 3 --ss-sigma 10 big/t*.tns
+	ss_run big16.tns 10 --mechanism gnmax --sigma 40 --data-dependent --ss-order 16 --ss-sigma 10 big/t*.tns
+	ss_run small.tns 4 --mechanism gnmax --sigma 3 --data-dependent --ss-order 2 --ss-sigma 1 small/t*.tns
+	run -0 "$PY" -c '
+import csv, math, numpy as np, tv, pate_ss as P
+# 1. The independent evaluation reproduces every data-dependent RDP of
+#    the reference table (gnmax and the threshold step of gnmax_conf).
+n = 0
+for r in csv.DictReader(open("'"$ACC"'/pate2018_rdp.csv")):
+    c = [float(x) for x in r["counts"].split(";")]; a = float(r["order"])
+    p = dict(kv.split("=") for kv in r["params"].split(";"))
+    if r["mechanism"] == "gnmax":
+        got = P.rdp_dep(a, P.logq_gauss(c, float(p["sigma"])), float(p["sigma"]))
+    elif r["mechanism"] == "gnmax_conf":
+        s1, s2, t = float(p["sigma1"]), float(p["sigma2"]), float(p["t"])
+        l1 = P.logpr_answered(max(c), t, s1)
+        got = P.thr_dep(a, l1, s1) + math.exp(l1) * P.rdp_dep(a, P.logq_gauss(c, s2), s2)
+    else:
+        continue
+    want = float(r["rdp_data_dependent"])
+    assert abs(got - want) <= 1e-12 + 1e-9 * want, (r, got)
+    n += 1
+assert n > 100, n
+# 2. teacher-vote: f at order 3 is the sum of the reference values (H1,
+#    H2, H4, H5, H6, H8 and 194 more H1, all in the table at sigma 40).
+ref = {}
+for r in csv.DictReader(open("'"$ACC"'/pate2018_rdp.csv")):
+    if r["mechanism"] == "gnmax" and r["params"] == "sigma=40.0" and r["order"] == "3.0":
+        ref[r["hist_id"][:2]] = float(r["rdp_data_dependent"])
+want = sum(ref[h] for h in ["H1", "H2", "H4", "H5", "H6", "H8"]) + 194 * ref["H1"]
+def dd(path):
+    m = tv.info(path)["metadata"]; E = {}
+    for k, v in m.items():
+        if k.startswith("dp.release."):
+            i, f = k.split(".", 3)[2:]
+            E.setdefault(i, {})[f] = v
+    (g,) = [e for e in E.values() if e["mechanism"] == "pate_smooth_sensitivity"]
+    (l,) = [e for e in E.values() if e["mechanism"] != "pate_smooth_sensitivity"]
+    return g, l, E
+g, l, E = dd("big3.tns")
+f = float(g["param.unsafe_test_rdp_data_dependent"])
+# teacher-vote bounds q for its discrete Gaussian (gaps less 1): a
+# little above the continuous reference, never below it.
+assert want <= f <= 1.5 * want, (f, want)
+fc = sum(P.rdp_dep(3, P.logq_gauss(c, 40), 40) for c in np.load("big_hist.npy"))
+assert abs(fc - want) <= 1e-12 + 1e-9 * want, (fc, want)
+# 3. f and SS against the numpy evaluation, at orders 3 and 16 on the
+#    big histograms and order 2 on the small ones.
+for path, hist, n_t, a, s in [("big3.tns", "big_hist.npy", 250, 3, 40),
+                              ("big16.tns", "big_hist.npy", 250, 16, 40),
+                              ("small.tns", "small_hist.npy", 25, 2, 3)]:
+    g, l, E = dd(path)
+    beta = float(g["param.beta"]); assert beta == 0.4 / a, beta
+    fp, ssp = P.release(np.load(hist), n_t, a, beta, s)
+    f = float(g["param.unsafe_test_rdp_data_dependent"])
+    ss = float(g["param.unsafe_test_smooth_sensitivity"])
+    assert abs(f - fp) <= 1e-12 + 1e-9 * fp, (path, f, fp)
+    assert abs(ss - ssp) <= 1e-7 * ssp, (path, ss, ssp)
+    assert ss > 0
+    # The entry: labelled, linked, and its cost is Thm. 23 at every order
+    # below 1/(2 beta) (the grid terms add a relative 2^-19 at most).
+    assert g["data_dependent"] == "true" and g["neighbours"] == "replace_one", g
+    assert g["sanitizes"] == [i for i in E if E[i] is l][0]
+    assert float(g["param.order"]) == a and float(g["param.sigma"]) in (10, 1)
+    for o, r in zip(map(float, g["orders"].split(",")), g["rdp"].split(",")):
+        w = P.gnss_rdp(o, beta, float(g["param.sigma"]))
+        if math.isinf(w):
+            assert r == "inf", (o, r)
+        else:
+            assert w <= float(r) <= w * (1 + 2 ** -18), (o, r, w)
+    print(path, f, ss)'
+}
+
+@test "teacher-vote --data-dependent's confident-gnmax f and smooth sensitivity match numpy, answered queries only" {
+	ss_run conf.tns 10 --mechanism confident-gnmax --sigma1 150 --threshold 200 --sigma 40 --data-dependent --ss-order 16 --ss-sigma 10 big/t*.tns
+	ss_run conf3.tns 10 --mechanism confident-gnmax --sigma1 150 --threshold 200 --sigma 40 --max-answers 3 --data-dependent --ss-order 16 --ss-sigma 10 big/t*.tns
+	run -0 "$PY" -c '
+import numpy as np, tv, pate_ss as P
+for path, cap in [("conf.tns", None), ("conf3.tns", 3)]:
+    m = tv.info(path)["metadata"]
+    (gid,) = {k.split(".")[2] for k, v in m.items() if k.endswith(".mechanism") and v == "pate_smooth_sensitivity"}
+    g = lambda f: m["dp.release.%s.%s" % (gid, f)]
+    ans = tv.col(path, "answered")
+    assert 0 < ans.sum() < len(ans) and (cap is None or ans.sum() == cap), ans.sum()
+    assert float(g("param.answered")) == ans.sum()
+    fp, ssp = P.release(np.load("big_hist.npy"), 250, 16, 0.025, 40, answered=ans, t=200, sigma1=150, max_answers=cap)
+    f, ss = float(g("param.unsafe_test_rdp_data_dependent")), float(g("param.unsafe_test_smooth_sensitivity"))
+    assert abs(f - fp) <= 1e-12 + 1e-9 * fp, (path, f, fp)
+    assert abs(ss - ssp) <= 1e-7 * ssp, (path, ss, ssp)
+    print(path, f, ss, ans.sum())'
+}
+
+@test "teacher-vote --data-dependent on a consensus: the sanitised epsilon is below the data-independent one, and rdp-account ledger reads it" {
+	teacher-vote -q --classes 10 --mechanism gnmax --sigma 40 --data-dependent --ss-order 16 --ss-sigma 10 -o dd.tns big/t*.tns
+	ss_run ddr.tns 10 --mechanism gnmax --sigma 40 --data-dependent --ss-order 16 --ss-sigma 10 big/t*.tns
+	run -0 --separate-stderr rdp-account ledger --format tsv --delta 1e-5 dd.tns
+	local row=${lines[1]}
+	[[ $row == "mnist	2	"*"	replace_one	0	none	1	data_dependent	"*"data-dependent epsilon "*"released with smooth sensitivity"* ]]
+	run -0 --separate-stderr rdp-account --format tsv --orders default pate-gnmax --sigma 40 --queries 200 --delta 1e-5
+	local ind=$(tsv_get epsilon)
+	run -0 "$PY" -c '
+import math, sys, tv, pate_ss as P
+row = sys.argv[1].split("\t"); ind = float(sys.argv[2])
+eps_all, eps_dd, order_dd = float(row[2]), float(row[12]), float(row[13])
+assert order_dd == 16
+m = tv.info("dd.tns")["metadata"]
+E = {}
+for k, v in m.items():
+    if k.startswith("dp.release."):
+        i, f = k.split(".", 3)[2:]
+        E.setdefault(i, {})[f] = v
+(g,) = [e for e in E.values() if e["mechanism"] == "pate_smooth_sensitivity"]
+(l,) = [e for e in E.values() if e["mechanism"] == "pate_gnmax"]
+assert "data_dependent" not in l and "param.unsafe_test_smooth_sensitivity" not in g
+# rdp-account: the released value in place of the labels at order 16,
+# plus the release cost, improved conversion at 1e-5.
+rdp = lambda e: dict(zip(map(float, e["orders"].split(",")), map(float, e["rdp"].split(","))))
+r = max(float(g["param.rdp_released"]), 0) + rdp(g)[16.0]
+a, d = 16.0, 1e-5
+want = r + math.log1p(-1 / a) - math.log(d * a) / (a - 1)
+assert abs(eps_dd - want) <= 1e-9 * want, (eps_dd, want)
+# The guarantee composes the labels data-independently plus the release.
+assert eps_all > ind
+# With f and SS revealed: even f + the cost + 4 SS sigma_s (the released
+# value 4 standard deviations high) gives less than the data-independent
+# epsilon of the labels alone.
+gr = [e for e in [dict((k.split(".", 3)[3], v) for k, v in tv.info("ddr.tns")["metadata"].items()
+      if k.startswith("dp.release.") and k.split(".")[2] == i) for i in
+      {k.split(".")[2] for k in tv.info("ddr.tns")["metadata"] if k.startswith("dp.release.")}]
+      if e["mechanism"] == "pate_smooth_sensitivity"][0]
+f = float(gr["param.unsafe_test_rdp_data_dependent"]); ss = float(gr["param.unsafe_test_smooth_sensitivity"])
+hi = f + 4 * ss * 10 + rdp(g)[16.0]
+hi_eps = hi + math.log1p(-1 / a) - math.log(d * a) / (a - 1)
+assert hi_eps < ind, (hi_eps, ind, f, ss)
+print(eps_dd, hi_eps, ind, f, ss)' "$row" "$ind"
+}
+
+# ---- the teacher chain ----
+
+@test "the PATE chain with 5 teachers: featurize, tns split, dpsgd-train, predict, teacher-vote" {
+	featurize -q --label label --dataset blobs "$DATA/dpsgd/blobs.csv" > blobs.tns
+	featurize -q --label label --dataset pub "$DATA/dpsgd/blobs.csv" > pub.tns
+	# The queries are a part of a split of their own (public) data: their
+	# split keys must not pass for the teachers'.
+	tns split -q --parts 2 -S 9 --prefix pub- pub.tns
+	tns split -q --parts 5 -S 5 --prefix part- blobs.tns
+	for i in 0 1 2 3 4; do
+		dpsgd-train -q --no-dp --classes 3 --epochs 10 -S $i -o m$i.tns part-$i.tns 2>/dev/null
+		predict -q --model m$i.tns -o v$i.tns pub-0.tns
+	done
+	run -0 --separate-stderr teacher-vote --classes 3 --mechanism gnmax --sigma 1 -o out.tns v0.tns v1.tns v2.tns v3.tns v4.tns
+	[ -z "$stderr" ]
+	teacher-vote -q --classes 3 --gamma inf -o exact.tns v0.tns v1.tns v2.tns v3.tns v4.tns 2>/dev/null
+	run -0 "$PY" -c '
+import numpy as np, tv
+P = tv.info("part-0.tns")["metadata"]; Q = tv.info("pub-0.tns")["metadata"]
+for i in range(5):
+    m = tv.info("v%d.tns" % i)["metadata"]
+    # The model'"'"'s partition, not the queries'"'"' (part 0/2 of pub).
+    assert m["split.part"] == "%d/5" % i, m
+    assert m["split.parent"] == P["split.parent"] != Q["split.parent"], m
+    assert m["split.id"] == P["split.id"] != Q["split.id"], m
+    assert m["predict.raw.pub"] == "row-local" and "predict.raw.blobs" not in m, m
+    assert m["dp.raw.blobs"] == "aggregate", m
+Y = np.array([tv.col("v%d.tns" % i, "y_pred") for i in range(5)])
+H = np.array([np.bincount(Y[:, q], minlength=3) for q in range(Y.shape[1])])
+y = tv.col("exact.tns", "y")
+assert len(y) == len(tv.col("pub-0.tns", "y")) == Y.shape[1]
+assert all(H[q, y[q]] == H[q].max() for q in range(len(y)))
+o = tv.info("out.tns")["metadata"]
+assert o["vote.teachers"] == "5" and "dp.raw.blobs" not in o and not any(k.startswith("split.") for k in o), o
+print("ok")'
+	run -0 --separate-stderr rdp-account ledger --format tsv --delta 1e-5 out.tns
+	[[ $output == *"blobs	1	"*"	replace_one	0	none	0	private	"* ]]
+}
+
+@test "the teacher chain refuses overlapping partitions, duplicated teachers and private queries" {
+	featurize -q --label label --dataset blobs "$DATA/dpsgd/blobs.csv" > blobs.tns
+	featurize -q --label label --dataset pub "$DATA/dpsgd/blobs.csv" > pub.tns
+	tns split -q --parts 5 -S 5 --prefix part- blobs.tns
+	tns split -q --parts 5 -S 6 --prefix alt- blobs.tns
+	tns split -q --parts 2 -S 7 --prefix sub- part-0.tns
+	tns pick -q -i part-1.tns --rename X=X1 --rename y=y1 X y > p1r.tns
+	tns cat -q part-0.tns p1r.tns > mixed.tns
+	for d in part-0 part-1 part-2 part-3 part-4 alt-1 sub-1 mixed; do
+		dpsgd-train -q --no-dp --classes 3 --epochs 5 -S 1 -o m_$d.tns $d.tns 2>/dev/null
+		predict -q --model m_$d.tns -o v_$d.tns pub.tns
+	done
+	predict -q --model m_part-1.tns -o v_again.tns pub.tns
+	predict -q --model m_part-1.tns -o v_private.tns part-4.tns
+	predict -q --model m_part-2.tns -o v_private2.tns part-4.tns
+	ok="v_part-0.tns v_part-2.tns v_part-3.tns"
+	rm -f out.tns
+	# Another split of the same data into as many parts: same parent, other id.
+	run -65 --separate-stderr teacher-vote --classes 3 --gamma 1 -o out.tns $ok v_alt-1.tns
+	refute_output
+	[ ! -e out.tns ]
+	[[ $stderr == "teacher-vote: v_part-0.tns and v_alt-1.tns come from different splits (split.id "*", whose parts overlap" ]]
+	# A part of a part: other data (its parent is the part).
+	run -65 --separate-stderr teacher-vote --classes 3 --gamma 1 $ok v_sub-1.tns
+	[[ $stderr == "teacher-vote: v_part-0.tns and v_sub-1.tns come from different data (split.parent "*"): teachers must be disjoint parts of one split" ]]
+	# Trained on a stream made of two parts: tns cat marks it mixed.
+	run -0 "$PY" -c 'import tv; print(tv.info("mixed.tns")["metadata"]["split.part"], tv.info("v_mixed.tns")["metadata"]["split.part"])'
+	[ "$output" = "mixed mixed" ]
+	run -65 --separate-stderr teacher-vote --classes 3 --gamma 1 $ok v_mixed.tns
+	[[ $stderr == "teacher-vote: v_mixed.tns: split.part is 'mixed': the teacher derives from several parts or splits"* ]]
+	# The same teacher twice: the same stream, or the same model predicting again.
+	run -65 --separate-stderr teacher-vote --classes 3 --gamma 1 $ok v_part-1.tns v_part-1.tns
+	[[ $stderr == "teacher-vote: v_part-1.tns and v_part-1.tns were trained on the same part 1/5: teachers must be disjoint" ]]
+	run -65 --separate-stderr teacher-vote --classes 3 --gamma 1 $ok v_part-1.tns v_again.tns
+	[[ $stderr == "teacher-vote: v_part-1.tns and v_again.tns were trained on the same part 1/5: teachers must be disjoint" ]]
+	# Queries from the protected dataset itself (part 4 of the split).
+	run -65 --separate-stderr teacher-vote --classes 3 --gamma 1 v_private.tns v_private2.tns
+	[[ $stderr == "teacher-vote: v_private.tns: the queries derive from the protected dataset blobs (predict.raw.blobs = row-local): they must be public" ]]
+	run -0 --separate-stderr teacher-vote --classes 3 --gamma 1 -o out.tns $ok v_part-1.tns v_part-4.tns
 }

@@ -313,6 +313,23 @@ mknpy() {
 	assert_output --partial "raw-derived from dataset d (aggregate)"
 }
 
+@test "tns cat of different parts marks split.part mixed; equal split keys stay" {
+	tns meta set -i x.tns -o a.tns split.part=0/5 split.parent=00aa split.id=11bb
+	tns meta set -i y.tns -o b.tns split.part=1/5 split.parent=00aa split.id=11bb
+	tns meta set -i y.tns -o c.tns split.part=0/5 split.parent=00aa split.id=22cc
+	tns meta set -i y.tns -o d.tns split.part=0/5 split.parent=00aa split.id=11bb
+	for pair in "a b" "b a" "a c"; do
+		set -- $pair
+		tns cat -o out.tns $1.tns $2.tns
+		run -0 --separate-stderr tns info --format json out.tns
+		[[ $output == *'"split.part":"mixed"'* ]]
+		rm out.tns
+	done
+	tns cat -o out.tns a.tns d.tns
+	run -0 --separate-stderr tns info --format json out.tns
+	[[ $output == *'"split.part":"0/5"'* && $output == *'"split.id":"11bb"'* ]]
+}
+
 @test "tns cat, pick and split keep every dp.* ledger key" {
 	tns meta set --unsafe-ledger -i x.tns -o a.tns data.name=demo \
 		dp.raw.demo=row-local dp.release.r1.epsilon=2

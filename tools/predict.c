@@ -418,13 +418,29 @@ main(int argc, char **argv)
 	/* Stream metadata: the data's, then the model's ledger (every
 	 * entry: the predictions depend on both). */
 	/* The query rows' own split.* keys are left out: the predictions
-	 * belong to the model's partition (teacher-vote reads it). */
+	 * belong to the model's partition (teacher-vote reads it).  Their
+	 * raw marks merge with the model's (an aggregate mark wins), so
+	 * they are also kept apart as predict.raw.<dataset>: teacher-vote
+	 * refuses queries drawn from the dataset its teachers protect. */
 	{
 		struct ts_meta dm = { 0 };
-		if (ts_meta_copy_except(&dm, ts_reader_meta(r), "split.") != 0)
+		const struct ts_meta *im = ts_reader_meta(r);
+		if (ts_meta_copy_except(&dm, im, "split.") != 0)
 			cli_die(EX_OSERR, "out of memory");
 		cli_inherit(&meta, &dm, label);
 		ts_meta_free(&dm);
+		for (size_t i = 0; i < im->n; i++) {
+			char k[TS_MAX_KEY + 8];
+			if (strncmp(im->kv[i].key, "dp.raw.", 7) != 0)
+				continue;
+			if ((size_t)snprintf(k, sizeof k, "predict.raw.%s",
+			    im->kv[i].key + 7) > TS_MAX_KEY)
+				cli_die(EX_DATAERR, "%s: ledger key '%s' is too "
+				    "long to record in predict.raw", label,
+				    im->kv[i].key);
+			if (ts_meta_set(&meta, k, im->kv[i].val) != 0)
+				cli_die(EX_OSERR, "out of memory");
+		}
 	}
 	cli_inherit(&meta, &mmeta, mlabel);
 	cli_prov_input(&prov, 0, label, ts_reader_digest(r));

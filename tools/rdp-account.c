@@ -1136,6 +1136,8 @@ struct dsreport {
 	char why[600];			/* the reasons, for people */
 	int verdict;
 	int fails;			/* fails --budget */
+	int has_dd;			/* a sanitised data-dependent epsilon */
+	double eps_dd, order_dd;
 };
 
 static void
@@ -1157,6 +1159,100 @@ why_add(struct dsreport *d, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(d->why + len, sizeof d->why - len, fmt, ap);
 	va_end(ap);
+}
+
+/* A parameter of an entry as a number, or NaN. */
+static double
+entry_num(const struct ledger_entry *e, const char *key)
+{
+	const char *v = ts_meta_get(&e->params, key);
+	char *end;
+	double x;
+
+	if (v == NULL)
+		return NAN;
+	errno = 0;
+	x = strtod(v, &end);
+	return errno || *end != '\0' || end == v ? NAN : x;
+}
+
+/* e's RDP at order a, or NaN if its curve does not have it. */
+static double
+entry_rdp_at(const struct ledger_entry *e, double a)
+{
+	for (size_t j = 0; j < e->norders; j++)
+		if (e->orders[j] == a)
+			return e->rdp[j];
+	return NAN;
+}
+
+/*
+ * The data-dependent epsilon released with smooth sensitivity
+ * (teacher-vote --data-dependent: entries of mechanism
+ * pate_smooth_sensitivity with param.order, param.rdp_released and the
+ * field sanitizes = the id of the PATE release they sanitise).  At that
+ * order: the released value in place of the sanitised entry's curve,
+ * plus every other entry's RDP (the releases' own costs included),
+ * converted at the target delta.  Nothing when the entries disagree on
+ * the order, some entry lacks the order, or some data-dependent entry is
+ * not such a release.  @return 1 if *eps is set.
+ */
+static int
+sanitised_dd(const struct opts *o, const struct ledger *l, const char *ds,
+    double delta, double *eps, double *order)
+{
+	double a = NAN, sum = 0, ord;
+	int n = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		const struct ledger_entry *e = &l->e[i];
+		double x;
+
+		if (strcmp(e->dataset, ds) != 0 ||
+		    strcmp(e->mechanism, "pate_smooth_sensitivity") != 0)
+			continue;
+		x = entry_num(e, "order");
+		if (!(x > 1) || isnan(entry_num(e, "rdp_released")) ||
+		    ts_meta_get(&e->params, "sanitizes") == NULL ||
+		    (n > 0 && x != a))
+			return 0;
+		a = x;
+		n++;
+	}
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct ledger_entry *e = &l->e[i];
+		double r = NAN;
+		int gnss = 0;
+
+		if (strcmp(e->dataset, ds) != 0)
+			continue;
+		for (size_t k = 0; k < l->n; k++) {
+			const struct ledger_entry *g = &l->e[k];
+			const char *id = ts_meta_get(&g->params, "sanitizes");
+			if (strcmp(g->dataset, ds) == 0 && id != NULL &&
+			    strcmp(g->mechanism, "pate_smooth_sensitivity") ==
+			    0 && strcmp(id, e->id) == 0) {
+				r = entry_num(g, "rdp_released");
+				r = r > 0 ? r : 0;
+				gnss = 1;
+			}
+		}
+		if (!gnss) {
+			if (e->data_dependent && strcmp(e->mechanism,
+			    "pate_smooth_sensitivity") != 0)
+				return 0;
+			r = entry_rdp_at(e, a);
+		}
+		if (isnan(r))
+			return 0;
+		sum += r;
+	}
+	if (rdp_to_epsilon(&a, &sum, 1, delta, o->conv, eps, &ord) != 0)
+		return 0;
+	*order = a;
+	return 1;
 }
 
 static void
@@ -1222,7 +1318,15 @@ judge(const struct opts *o, const struct ledger *l, struct dsreport *d)
 		d->fails = 1;
 	}
 	if (t->data_dependent) {
-		why_add(d, "%s", DD_NOTE);
+		d->has_dd = sanitised_dd(o, l, d->name, d->ok && t->norders ?
+		    t->delta_rdp : o->delta, &d->eps_dd, &d->order_dd);
+		if (d->has_dd)
+			why_add(d, "data-dependent epsilon %.6g at order %g, "
+			    "released with smooth sensitivity (Papernot et al. "
+			    "2018): a sanitised estimate, not a guarantee; the "
+			    "guarantee is epsilon", d->eps_dd, d->order_dd);
+		else
+			why_add(d, "%s", DD_NOTE);
 		if (d->verdict < V_DATA_DEP)
 			d->verdict = V_DATA_DEP;
 	}
@@ -1316,6 +1420,10 @@ text_ledger(const struct opts *o, const struct ledger *l,
 		printf("  seeded          %s\n", t->seeded ? "yes" : "no");
 		printf("  raw-derived     %s\n", t->raw ? raw_name(t->raw) : "no");
 		printf("  data-dependent  %s\n", t->data_dependent ? "yes" : "no");
+		if (d[i].has_dd)
+			printf("  data-dependent epsilon %.6g at delta %g (order %g, "
+			    "sanitised with smooth sensitivity; not a "
+			    "guarantee)\n", d[i].eps_dd, o->delta, d[i].order_dd);
 		printf("  verdict         ");
 		tstr(d[i].why);
 		putchar('\n');
@@ -1347,7 +1455,8 @@ tsv_ledger(const struct opts *o, const struct ledger *l,
     const struct dsreport *d, size_t nd)
 {
 	printf("dataset\treleases\tepsilon\torder\tdelta\tdelta_extra\t"
-	    "neighbours\tseeded\traw\tdata_dependent\tverdict\twhy\n");
+	    "neighbours\tseeded\traw\tdata_dependent\tverdict\twhy\t"
+	    "epsilon_data_dependent\torder_data_dependent\n");
 	for (size_t i = 0; i < nd; i++) {
 		const struct ledger_total *t = &d[i].t;
 
@@ -1363,6 +1472,14 @@ tsv_ledger(const struct opts *o, const struct ledger *l,
 		    raw_name(t->raw), t->data_dependent,
 		    verdict_names[d[i].verdict]);
 		tstr(d[i].why);
+		putchar('\t');
+		if (d[i].has_dd) {
+			num(F_TSV, d[i].eps_dd);
+			putchar('\t');
+			num(F_TSV, d[i].order_dd);
+		} else {
+			fputs("-\t-", stdout);
+		}
 		putchar('\n');
 	}
 	if (!o->verbose)
@@ -1438,6 +1555,10 @@ json_ledger(const struct opts *o, const struct ledger *l,
 		jstr(verdict_names[d[i].verdict]);
 		jkey(&f, "why");
 		jstr(d[i].why);
+		if (d[i].has_dd) {
+			jnum(&f, "epsilon_data_dependent", d[i].eps_dd);
+			jnum(&f, "order_data_dependent", d[i].order_dd);
+		}
 		if (o->verbose) {
 			int n = 0;
 

@@ -28,6 +28,12 @@
 #define ROW_BYTES (1u << 20)		/* bytes of votes read at once */
 #define WORK_ITEM "teacher-vote"
 #define UNSAFE_ENV "PRIVADA_TEST_UNSAFE"
+#define SS_GRID_BITS 32			/* GNSS release on the grid 2^-32 */
+#define SS_FLOOR_BITS 12		/* smooth sensitivity >= 2^-12 */
+#define SS_SIGMA_MIN 1e-3		/* --ss-sigma range */
+#define SS_SIGMA_MAX 1e3
+#define SS_BETA_DEFAULT 0.4		/* --ss-beta: 0.4 / --ss-order */
+#define SS_MAX_RDP 1e6			/* data-dependent RDP released */
 
 enum { M_LNMAX, M_GNMAX, M_CONFIDENT };
 static const char *const mech_names[] = { "lnmax", "gnmax",
@@ -37,15 +43,18 @@ static const char *const ledger_mech[] = { "pate_lnmax", "pate_gnmax",
 
 enum {
 	OPT_AUDIT = 256, OPT_CLASSES, OPT_DDEP, OPT_DATASET, OPT_GAMMA,
-	OPT_LEVEL, OPT_MAX_ANSWERS, OPT_MECHANISM, OPT_SIGMA, OPT_SIGMA1,
-	OPT_THRESHOLD, OPT_UNSAFE
+	OPT_LEVEL, OPT_MAX_ANSWERS, OPT_MECHANISM, OPT_REVEAL, OPT_SIGMA,
+	OPT_SIGMA1, OPT_SS_BETA, OPT_SS_ORDER, OPT_SS_SIGMA, OPT_THRESHOLD,
+	OPT_UNSAFE
 };
 
 struct opts {
 	const char *output, *level, *seed, *dataset;
-	int force, quiet, mech, ddep, unsafe;
+	int force, quiet, mech, ddep, unsafe, reveal;
 	int has_gamma, has_sigma, has_sigma1, has_threshold, has_max;
+	int has_ss_beta, has_ss_order, has_ss_sigma;
 	double gamma, sigma, sigma1, threshold;	/* gamma inf: no noise */
+	double ss_beta, ss_order, ss_sigma;	/* --data-dependent */
 	uint64_t classes, max_answers, audit;
 };
 
@@ -85,6 +94,8 @@ usage(int status)
 	    "[--max-answers n]\n"
 	    "                    [--mechanism name] [--sigma s] "
 	    "[--sigma1 s]\n"
+	    "                    [--ss-beta b] [--ss-order a] "
+	    "[--ss-sigma s]\n"
 	    "                    [--threshold t] [file ...]\n", fp);
 	if (status == 0)
 		fputs("\n"
@@ -99,8 +110,10 @@ usage(int status)
 		    "      --audit-repeat N   N independent releases (tests "
 		    "only)\n"
 		    "      --classes K        number of classes (required)\n"
-		    "      --data-dependent   refused: not implemented (see the "
-		    "man page)\n"
+		    "      --data-dependent   gnmax, confident-gnmax: also release "
+		    "the data-dependent\n"
+		    "                         RDP at --ss-order, with smooth "
+		    "sensitivity (GNSS)\n"
 		    "      --dataset NAME     the protected dataset (default: "
 		    "from the inputs)\n"
 		    "      --gamma G          lnmax: Laplace noise of scale 1/G "
@@ -117,6 +130,12 @@ usage(int status)
 		    "                         0: none, NOT private\n"
 		    "      --sigma1 S         confident-gnmax: noise of the "
 		    "threshold check\n"
+		    "      --ss-beta B        smoothness of the sensitivity "
+		    "(default 0.4 / order)\n"
+		    "      --ss-order A       the order of the data-dependent "
+		    "release\n"
+		    "      --ss-sigma S       GNSS noise: S times the smooth "
+		    "sensitivity\n"
 		    "      --threshold T      confident-gnmax: answer when the "
 		    "noisy top count >= T\n", fp);
 	exit(status);
@@ -158,17 +177,68 @@ not_for(const struct opts *o, int has, const char *opt)
 		    mech_names[o->mech]);
 }
 
+/* Is a one of rdp-account's default orders (where every curve is)? */
+static int
+default_order(double a)
+{
+	size_t n;
+	const double *ord = rdp_default_orders(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (ord[i] == a)
+			return 1;
+	return 0;
+}
+
 static void
-check_options(const struct opts *o)
+check_ddep(struct opts *o)
+{
+	if (!o->ddep) {
+		if (o->has_ss_beta || o->has_ss_order || o->has_ss_sigma ||
+		    o->reveal)
+			cli_usage_error("--ss-beta, --ss-order and --ss-sigma "
+			    "go with --data-dependent");
+		return;
+	}
+	if (o->mech == M_LNMAX)
+		cli_usage_error("--data-dependent applies to gnmax and "
+		    "confident-gnmax: the smooth sensitivity of Papernot et "
+		    "al. (2018) is derived for Gaussian noise, and lnmax has "
+		    "only its data-independent bound");
+	if (!o->has_ss_order || !o->has_ss_sigma)
+		cli_usage_error("--data-dependent needs --ss-order and "
+		    "--ss-sigma: the data-dependent bound is released only "
+		    "with smooth-sensitivity noise");
+	if (!default_order(o->ss_order))
+		cli_usage_error("invalid --ss-order '%g': one of the default "
+		    "orders of rdp-account (1.1 to 10.9 by 0.1, 11 to 63, 128, "
+		    "256, 512, 1024)", o->ss_order);
+	if (!o->has_ss_beta)
+		o->ss_beta = SS_BETA_DEFAULT / o->ss_order;
+	if (!(2 * o->ss_order * o->ss_beta < 1))
+		cli_usage_error("--ss-beta %g and --ss-order %g: the GNSS "
+		    "release needs 2 order beta < 1", o->ss_beta, o->ss_order);
+	if (o->audit)
+		cli_usage_error("--data-dependent does not go with "
+		    "--audit-repeat");
+	if (o->unsafe)
+		cli_usage_error("--data-dependent does not go with "
+		    "--unsafe-test-half-noise");
+	if (o->reveal) {
+		const char *e = getenv(UNSAFE_ENV);
+		if (e == NULL || strcmp(e, "1") != 0)
+			cli_usage_error("--unsafe-test-reveal-ss is refused "
+			    "unless %s=1: it publishes data-dependent values "
+			    "(tests only)", UNSAFE_ENV);
+	}
+}
+
+static void
+check_options(struct opts *o)
 {
 	const char *e;
 
-	if (o->ddep)
-		cli_usage_error("--data-dependent is not implemented: the "
-		    "data-dependent bound of Papernot et al. (2018) is private "
-		    "only with its smooth-sensitivity release (section 4.3), "
-		    "which teacher-vote does not provide; the ledger records "
-		    "the data-independent bound");
+	check_ddep(o);
 	if (o->classes == 0)
 		cli_usage_error("--classes is required: the number of classes "
 		    "must not be learnt from the votes");
@@ -450,6 +520,11 @@ teacher_part(const struct ts_meta *m, const char *dataset,
 		cli_die(EX_DATAERR, "%s: the predictions are row-local in the "
 		    "protected dataset %s (%s = row-local): the queries must "
 		    "be public", label, dataset, key);
+	snprintf(key, sizeof key, "predict.raw.%s", dataset);
+	if ((s = ts_meta_get(m, key)) != NULL)
+		cli_die(EX_DATAERR, "%s: the queries derive from the protected "
+		    "dataset %s (%s = %s): they must be public", label,
+		    dataset, key, s);
 	snprintf(key, sizeof key, "split.raw.%s", dataset);
 	s = ts_meta_get(m, key);
 	if (s != NULL && strcmp(s, "aggregate") == 0)
@@ -462,6 +537,11 @@ teacher_part(const struct ts_meta *m, const char *dataset,
 		cli_die(EX_DATAERR, "%s: no partition id (split.part): "
 		    "teachers must be trained on disjoint parts from tns "
 		    "split", label);
+	if (strcmp(s, SPLIT_MIXED) == 0)
+		cli_die(EX_DATAERR, "%s: split.part is '%s': the teacher "
+		    "derives from several parts or splits, which overlap the "
+		    "others: each teacher must be trained on one part",
+		    label, s);
 	if (parse_part(s, &p->i, &p->n) != 0)
 		cli_die(EX_DATAERR, "%s: split.part '%s' is not i/n with "
 		    "i < n", label, s);
@@ -666,6 +746,236 @@ write_release(struct ts_writer *w, const struct votes *v, const int32_t *y,
 	tensor_free(&t);
 }
 
+/* ---- the data-dependent release (Papernot et al. 2018) ---- */
+
+/*
+ * The data-dependent bound of Papernot et al. (2018) depends on the vote
+ * histograms, so publishing it is itself a release.  It is published
+ * only with the smooth-sensitivity mechanism of their Appendix C (GNSS):
+ *  - f(D) = the data-dependent RDP at the order a = --ss-order of every
+ *    checked query's threshold step (Thm. 6 with sqrt(2) sigma1 and q
+ *    the probability of the less likely outcome, their section 4.2) and
+ *    of every answered query's GNMax step (rdp_pate_gnmax_dep: Thm. 6,
+ *    Prop. 10's mu1, mu2, q~ from the union bound of Prop. 7); which
+ *    queries were answered is part of the released output.  The paper's
+ *    q are for continuous Gaussian noise; ours is the discrete Gaussian,
+ *    whose tails are slightly heavier on the integers, so q~ and the
+ *    threshold's q are the bounds for it (rdp_pate_logq_dgauss,
+ *    rdp_pate_threshold_dep_dgauss: the gaps less 1, times a factor C
+ *    within 1e-4 of 1 for sigma >= 1), and Prop. 13's bounds become C
+ *    bl(q/C), C bu(q/C);
+ *  - LS(d), the local sensitivity of f at the histograms d teachers away,
+ *    bounded by the sum over queries of the per-query bounds of their
+ *    Algorithms 3-5 (Prop. 13: one teacher's vote moves in every query's
+ *    histogram) and of the threshold step's bound;
+ *  - SS = max_d e^(-beta d) LS(d), the beta-smooth sensitivity (Nissim,
+ *    Raskhodnikova and Smith 2007), raised to at least 2^-12 and by a
+ *    relative 2^-20 (the floating-point error of LS);
+ *  - the release f~ = h (round(f / h) + Z), h = 2^-32, Z an exact
+ *    discrete Gaussian of standard deviation sigma_s SS / h (lib/noise.h).
+ * The continuous GNSS f + SS N(0, sigma_s^2) is (a', e)-RDP for 1 < a' <
+ * 1/(2 beta) with e = a' e^(2 beta) / sigma_s^2 + (beta a' - log(1 - 2 a'
+ * beta) / 2) / (a' - 1) (their Thm. 23).  On the grid, the two centres
+ * differ by at most |f(D) - f(D')| / h + 1 <= (1 + h / 2^-12) SS / h,
+ * which multiplies the first term by (1 + 2^-20)^2, and by Poisson
+ * summation each normaliser sum_z exp(-(z - c)^2 / (2 s^2)) lies within a
+ * factor 1 +- tau(s), tau(s) = 2 sum_k exp(-2 pi^2 k^2 s^2), of its
+ * integral, which adds (log(1 + tau(s*)) + (a' - 1) log(1 + tau(s)) -
+ * a' log(1 - tau(s))) / (a' - 1) with s >= sigma_s 2^20 and s* >= s /
+ * sqrt(a') (zero in double precision for sigma_s >= 1e-3).  The noise's
+ * scale is rounded up, so its smoothness is beta + 2^-50.
+ */
+
+static double
+gnss_tau(double s)
+{
+	double e = exp(-2 * M_PI * M_PI * s * s);
+
+	return e < 1 ? 2 * e / (1 - e) : INFINITY;
+}
+
+static double
+gnss_rdp(double a, double beta, double sigma_s)
+{
+	double b = beta + ldexp(1, -50), infl = 1 + ldexp(1, -(SS_GRID_BITS -
+	    SS_FLOOR_BITS)), s, ss, c;
+
+	if (!(2 * a * b < 1))
+		return INFINITY;
+	s = sigma_s * ldexp(1, SS_GRID_BITS - SS_FLOOR_BITS);
+	ss = s / sqrt(a);
+	c = (log1p(gnss_tau(ss)) + (a - 1) * log1p(gnss_tau(s)) -
+	    a * log1p(-gnss_tau(s))) / (a - 1);
+	return a * exp(2 * b) * infl * infl / (sigma_s * sigma_s) +
+	    (b * a - 0.5 * log1p(-2 * a * b)) / (a - 1) + c;
+}
+
+/* Whether the data-dependent bounds can fall below the data-independent
+ * ones for this number of teachers and classes (decided from the
+ * parameters alone: a unanimous histogram is the most favourable, and
+ * every largest count 0..n for the threshold step); dies if neither. */
+static void
+ddep_applicable(const struct opts *o, const struct votes *v, int *gn)
+{
+	double a = o->ss_order, *c = cli_calloc(v->k, sizeof *c), lq;
+	int th = 0;
+
+	c[0] = (double)v->n;
+	lq = rdp_pate_logq_dgauss(c, v->k, o->sigma);
+	*gn = rdp_pate_gnmax_dep(a, lq, o->sigma) < rdp_pate_gnmax(a, o->sigma);
+	if (o->mech == M_CONFIDENT) {
+		double ind = a / (2 * o->sigma1 * o->sigma1);
+		for (uint64_t m = 0; m <= v->n && !th; m++) {
+			c[0] = (double)m;
+			th = rdp_pate_threshold_dep_dgauss(a, c[0], o->threshold,
+			    o->sigma1) < ind;
+		}
+	}
+	free(c);
+	if (!*gn && !th)
+		cli_die(EX_DATAERR, "--data-dependent: with %" PRIu64
+		    " teachers, %zu classes and these noise levels, the "
+		    "data-dependent bound at order %g equals the "
+		    "data-independent one for every vote histogram, even a "
+		    "unanimous one: nothing to release (run without "
+		    "--data-dependent)", v->n, v->k, a);
+	if (*gn && !rdp_pate_gnmax_ss_conditions(a, o->sigma, v->k, 1))
+		cli_die(EX_DATAERR, "--data-dependent: conditions C5 and C6 of "
+		    "Papernot et al. (2018, Appendix B.4) fail for sigma %g, "
+		    "%zu classes at order %g, so the local sensitivity bound "
+		    "does not hold: choose another --ss-order", o->sigma,
+		    v->k, a);
+}
+
+/* f (the data-dependent RDP at --ss-order) and its smooth sensitivity. */
+static void
+ddep_compute(const struct opts *o, const struct votes *v,
+    const uint8_t *ans, int gn, double *f, double *ss)
+{
+	size_t n1 = (size_t)v->n + 1, ns = n1 > v->k ? n1 : v->k;
+	double *c = cli_calloc(v->k, sizeof *c);
+	double *ls = cli_calloc(n1, sizeof *ls), *tot = cli_calloc(n1,
+	    sizeof *tot), *scr = cli_calloc(ns, sizeof *scr);
+	double a = o->ss_order, logq0 = NAN;
+	uint64_t na = 0;
+
+	if (gn)
+		logq0 = rdp_pate_gnmax_logq0(a, o->sigma);
+	*f = 0;
+	for (size_t q = 0; q < v->q; q++) {
+		double mx = 0;
+
+		/* After --max-answers answers nothing is checked (release). */
+		if (o->mech == M_CONFIDENT && o->has_max &&
+		    na == o->max_answers)
+			break;
+		na += ans[q];
+
+		for (size_t j = 0; j < v->k; j++) {
+			c[j] = v->count[q * v->k + j];
+			mx = c[j] > mx ? c[j] : mx;
+		}
+		if (o->mech == M_CONFIDENT) {
+			*f += rdp_pate_threshold_dep_dgauss(a, mx, o->threshold,
+			    o->sigma1);
+			if (rdp_pate_threshold_ls(mx, v->n, o->threshold,
+			    o->sigma1, a, 1, ls, scr) != 0)
+				cli_die(EX_SOFTWARE, "threshold sensitivity: bad "
+				    "arguments");
+			for (size_t d = 0; d < n1; d++)
+				tot[d] += ls[d];
+			if (!ans[q])
+				continue;
+		}
+		if (!gn) {
+			/* Data-independent for every histogram: LS 0. */
+			*f += rdp_pate_gnmax(a, o->sigma);
+			continue;
+		}
+		*f += rdp_pate_gnmax_dep(a, rdp_pate_logq_dgauss(c, v->k,
+		    o->sigma), o->sigma);
+		if (rdp_pate_gnmax_ls(c, v->k, v->n, o->sigma, a, logq0, 1, ls,
+		    scr) != 0)
+			cli_die(EX_SOFTWARE, "gnmax sensitivity: bad arguments");
+		for (size_t d = 0; d < n1; d++)
+			tot[d] += ls[d];
+	}
+	*ss = rdp_smooth_max(tot, v->n, o->ss_beta) * (1 + ldexp(1, -20));
+	free(c);
+	free(ls);
+	free(tot);
+	free(scr);
+}
+
+/* The GNSS release of f with smooth sensitivity ss (see above). */
+static double
+gnss_release(struct rng *r, double f, double ss, double sigma_s)
+{
+	double h = ldexp(1, -SS_GRID_BITS), fl = ldexp(1, -SS_FLOOR_BITS);
+	double s = ss > fl ? ss : fl, centre, scale;
+	struct noise_dg *g;
+	int64_t z;
+	int rc;
+
+	if (!(ss >= 0) || !isfinite(ss))
+		cli_die(EX_SOFTWARE, "--data-dependent: the smooth sensitivity "
+		    "is not a number: nothing was released");
+	if (!(f >= 0 && f <= SS_MAX_RDP))
+		cli_die(EX_DATAERR, "--data-dependent: the data-dependent RDP "
+		    "is out of range [0, %g]: nothing was released",
+		    SS_MAX_RDP);
+	centre = nearbyint(f / h);
+	scale = nextafter(sigma_s * s / h, INFINITY);
+	if ((rc = noise_dg_new_sigma(&g, scale)) != 0)
+		noise_die(rc);
+	if ((rc = noise_dg_sample(g, r, &z)) != 0)
+		noise_die(rc);
+	noise_dg_free(g);
+	if (llabs(z) > (INT64_C(1) << 53) - (INT64_C(1) << 52))
+		noise_die(NOISE_E_OVERFLOW);
+	return h * (centre + (double)z);
+}
+
+static void
+record_gnss(struct ts_meta *m, struct rng *rng, const char *dataset,
+    const struct opts *o, const struct votes *v, const char *label_id,
+    double released, double answered, double f, double ss)
+{
+	struct ledger_entry e;
+	const double *ord;
+	char key[TS_MAX_KEY + 1];
+	size_t no;
+
+	dpcli_entry(&e, rng, dataset, "pate_smooth_sensitivity");
+	e.relation = LEDGER_REPLACE_ONE;
+	e.data_dependent = 1;
+	ord = rdp_default_orders(&no);
+	e.norders = no;
+	for (size_t i = 0; i < no; i++) {
+		e.orders[i] = ord[i];
+		e.rdp[i] = gnss_rdp(ord[i], o->ss_beta, o->ss_sigma);
+	}
+	dpcli_param(&e, "order", o->ss_order);
+	dpcli_param(&e, "rdp_released", released);
+	dpcli_param(&e, "beta", o->ss_beta);
+	dpcli_param(&e, "sigma", o->ss_sigma);
+	dpcli_param(&e, "grid", ldexp(1, -SS_GRID_BITS));
+	dpcli_param(&e, "ss_floor", ldexp(1, -SS_FLOOR_BITS));
+	dpcli_param(&e, "queries", (double)v->q);
+	if (o->mech == M_CONFIDENT)
+		dpcli_param(&e, "answered", answered);
+	dpcli_param(&e, "teachers", (double)v->n);
+	dpcli_param(&e, "classes", (double)v->k);
+	if (o->reveal) {
+		dpcli_param(&e, "unsafe_test_rdp_data_dependent", f);
+		dpcli_param(&e, "unsafe_test_smooth_sensitivity", ss);
+	}
+	dpcli_release(m, &e);
+	snprintf(key, sizeof key, "dp.release.%s.sanitizes", e.id);
+	cli_meta_set(m, key, label_id);
+	ts_meta_free(&e.params);
+}
+
 /* ---- the ledger ---- */
 
 /*
@@ -696,7 +1006,7 @@ write_release(struct ts_writer *w, const struct votes *v, const int32_t *y,
 static void
 record_release(struct ts_meta *m, struct rng *rng, const char *dataset,
     const struct opts *o, const struct votes *v, const struct noise *nz,
-    int relation)
+    int relation, char id[LEDGER_ID_HEX + 1])
 {
 	struct ledger_entry e;
 	const double *ord;
@@ -752,6 +1062,7 @@ record_release(struct ts_meta *m, struct rng *rng, const char *dataset,
 	if (o->unsafe)
 		dpcli_param(&e, "unsafe_test_half_noise", 1);
 	dpcli_release(m, &e);
+	memcpy(id, e.id, sizeof e.id);
 	ts_meta_free(&e.params);
 }
 
@@ -776,8 +1087,12 @@ main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 'S' },
 		{ "sigma", required_argument, NULL, OPT_SIGMA },
 		{ "sigma1", required_argument, NULL, OPT_SIGMA1 },
+		{ "ss-beta", required_argument, NULL, OPT_SS_BETA },
+		{ "ss-order", required_argument, NULL, OPT_SS_ORDER },
+		{ "ss-sigma", required_argument, NULL, OPT_SS_SIGMA },
 		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
 		{ "unsafe-test-half-noise", no_argument, NULL, OPT_UNSAFE },
+		{ "unsafe-test-reveal-ss", no_argument, NULL, OPT_REVEAL },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -792,9 +1107,11 @@ main(int argc, char **argv)
 	char key[16 + LEDGER_MAX_NAME], dsbuf[LEDGER_MAX_NAME + 1];
 	int32_t *y;
 	uint8_t *ans;
-	uint64_t digest;
+	uint64_t digest, answered = 0;
 	size_t npaths;
-	int ch, rc, mode, stdin_seen = 0;
+	int ch, rc, mode, stdin_seen = 0, gn = 0;
+	double dd_f = 0, dd_ss = 0, dd_rel = 0;
+	char label_id[LEDGER_ID_HEX + 1];
 	FILE *ofp;
 
 	cli_init(argv[0], argc, argv);
@@ -858,6 +1175,22 @@ main(int argc, char **argv)
 			o.sigma1 = sigma_arg("--sigma1", optarg);
 			o.has_sigma1 = 1;
 			break;
+		case OPT_REVEAL:
+			o.reveal = 1;
+			break;
+		case OPT_SS_BETA:
+			o.ss_beta = cli_double("--ss-beta", optarg, 1e-6, 0.5);
+			o.has_ss_beta = 1;
+			break;
+		case OPT_SS_ORDER:
+			o.ss_order = cli_double("--ss-order", optarg, 1.1, 1024);
+			o.has_ss_order = 1;
+			break;
+		case OPT_SS_SIGMA:
+			o.ss_sigma = cli_double("--ss-sigma", optarg,
+			    SS_SIGMA_MIN, SS_SIGMA_MAX);
+			o.has_ss_sigma = 1;
+			break;
 		case OPT_THRESHOLD:
 			o.threshold = cli_double("--threshold", optarg,
 			    -THRESHOLD_MAX, THRESHOLD_MAX);
@@ -879,6 +1212,8 @@ main(int argc, char **argv)
 		cli_usage_error("--audit-repeat needs noise");
 	if (o.unsafe && nz.off)
 		cli_usage_error("--unsafe-test-half-noise needs noise");
+	if (o.ddep && nz.off)
+		cli_usage_error("--data-dependent needs noise");
 	npaths = argc > 0 ? (size_t)argc : 1;
 	paths = cli_reallocarray(NULL, npaths, sizeof *paths);
 	for (size_t i = 0; i < npaths; i++) {
@@ -898,12 +1233,20 @@ main(int argc, char **argv)
 	if (o.unsafe)
 		cli_warn("--unsafe-test-half-noise: half the noise claimed: the "
 		    "output is NOT private");
+	if (o.reveal)
+		cli_warn("--unsafe-test-reveal-ss: the ledger shows "
+		    "data-dependent values: the output is NOT private");
 
 	v.k = (size_t)o.classes;
 	mode = read_input(paths[0], &v, &in, &digest, &label, -1);
 	if (mode == 1 && npaths > 1)
 		cli_usage_error("a stream of 'votes' is the only input; "
 		    "teachers' predictions come one file each");
+	if (mode == 1 && o.ddep)
+		cli_die(EX_DATAERR, "%s: --data-dependent needs the teachers' "
+		    "prediction streams: the smooth sensitivity of Papernot et "
+		    "al. (2018) is for a fixed number of teachers (replace-one "
+		    "neighbours), not for a votes tensor (add-remove)", label);
 	cli_prov_input(&prov, 0, label, digest);
 	if (mode == 1) {
 		if (v.n == 0)
@@ -942,6 +1285,8 @@ main(int argc, char **argv)
 		check_disjoint(parts, npaths);
 	}
 	ts_meta_free(&in);
+	if (o.ddep)
+		ddep_applicable(&o, &v, &gn);
 
 	if (!nz.off && o.mech == M_LNMAX)
 		laplace_scale(o.gamma, o.unsafe, &nz.lnum, &nz.lden);
@@ -960,6 +1305,12 @@ main(int argc, char **argv)
 	if (!o.audit) {
 		release(rng, &v, &nz, &o, y, ans);
 		write_release(w, &v, y, ans, "");
+		if (o.ddep) {
+			for (size_t q = 0; q < v.q; q++)
+				answered += ans[q];
+			ddep_compute(&o, &v, ans, gn, &dd_f, &dd_ss);
+			dd_rel = gnss_release(rng, dd_f, dd_ss, o.ss_sigma);
+		}
 	} else {
 		for (uint64_t i = 0; i < o.audit; i++) {
 			struct rng *ri = rng;
@@ -984,9 +1335,12 @@ main(int argc, char **argv)
 	 * teachers, their aggregate mark), the release, the provenance. */
 	if (!nz.off) {
 		record_release(&meta, rng, dataset, &o, &v, &nz, mode == 1 ?
-		    LEDGER_ADD_REMOVE : LEDGER_REPLACE_ONE);
+		    LEDGER_ADD_REMOVE : LEDGER_REPLACE_ONE, label_id);
+		if (o.ddep)
+			record_gnss(&meta, rng, dataset, &o, &v, label_id,
+			    dd_rel, (double)answered, dd_f, dd_ss);
 	}
-	if (nz.off || o.unsafe)
+	if (nz.off || o.unsafe || o.reveal)
 		dpcli_not_private(&meta, dataset, label);
 	dpcli_audit_mark(&meta, o.audit);
 	cli_meta_set(&meta, "vote.mechanism", mech_names[o.mech]);

@@ -1109,6 +1109,86 @@ bench(void)
 	    e);
 }
 
+/*
+ * PATE smooth sensitivity helpers: the discrete-Gaussian bound on the
+ * error probability against an exact lattice sum, bl(bu(q)) = q, the
+ * local sensitivity's shape, and Thm. 23 at a point.
+ */
+static void
+test_pate_ss(void)
+{
+	const double sig[] = { 0.6, 1, 2.5, 7 };
+	int bad = 0;
+
+	for (size_t si = 0; si < 4; si++) {
+		double s = sig[si], norm = 0, *p;
+		int R = (int)ceil(40 * s) + 2, W = 2 * R + 1;
+
+		p = calloc((size_t)W, sizeof *p);
+		for (int z = -R; z <= R; z++)
+			norm += p[z + R] = exp(-(double)z * z / (2 * s * s));
+		for (int z = 0; z < W; z++)
+			p[z] /= norm;
+		for (int g = 1; g <= 12; g++) {
+			/* Pr[Z_1 - Z_0 >= g], ties included: counts (g, 0). */
+			double ex = 0, c[2] = { (double)g, 0 }, b;
+			for (int a = 0; a < W; a++)
+				for (int bb = 0; bb < W; bb++)
+					if (bb - a >= g)
+						ex += p[a] * p[bb];
+			b = rdp_pate_logq_dgauss(c, 2, s);
+			if (!(log(ex) <= b + 1e-12))
+				bad++;
+			/* The threshold step: Pr[Z >= g] (largest count t - g),
+			 * the less likely outcome, is within its bound: the
+			 * RDP is at most the one of the exact probability. */
+			ex = 0;
+			for (int z = g; z <= R; z++)
+				ex += p[z + R];
+			if (!(rdp_pate_threshold_dep_dgauss(8, 0, g, s) >=
+			    rdp_pate_gnmax_dep(8, log(ex), sqrt(2) * s) - 1e-12))
+				bad++;
+		}
+		free(p);
+	}
+	ok(bad == 0, "discrete-Gaussian error bound >= the exact lattice "
+	    "sum (%d violations)", bad);
+	{
+		double lq = -30, bu = rdp_pate_gnmax_logbu(lq, 40, 10, 0);
+		double back = rdp_pate_gnmax_logbl(bu, 40, 10, 0);
+		ok(fabs(back - lq) < 1e-9 && bu > lq, "bl(bu(q)) = q (%.15g)",
+		    back);
+		bu = rdp_pate_gnmax_logbu(lq, 40, 10, 1);
+		back = rdp_pate_gnmax_logbl(bu, 40, 10, 1);
+		ok(fabs(back - lq) < 1e-9, "discrete: bl(bu(q)) = q (%.15g)",
+		    back);
+	}
+	{
+		double w = 16 * exp(2 * 0.025) / 100 + (0.025 * 16 -
+		    0.5 * log(1 - 2 * 16 * 0.025)) / 15;
+		ok(fabs(rdp_pate_gnss(16, 0.025, 10) - w) < 1e-15 * w &&
+		    rdp_pate_gnss(20, 0.025, 10) == INFINITY &&
+		    isnan(rdp_pate_gnss(1, 0.025, 10)), "GNSS RDP (Thm. 23)");
+	}
+	{
+		double c[10] = { 250 }, ls[251], scr[10], q0;
+		int mono = 1;
+		q0 = rdp_pate_gnmax_logq0(16, 40);
+		ok(rdp_pate_gnmax_ls(c, 10, 250, 40, 16, q0, 1, ls, scr) == 0 &&
+		    ls[0] >= 0, "gnmax local sensitivity at a unanimous vote");
+		for (int d = 1; d <= 250; d++)
+			mono &= ls[d] >= ls[d - 1];
+		ok(mono && ls[250] > ls[0], "local sensitivity grows with the "
+		    "distance (%g to %g)", ls[0], ls[250]);
+		ok(rdp_smooth_max(ls, 250, 0) == ls[250] &&
+		    rdp_smooth_max(ls, 250, 1e3) == ls[0], "smooth maximum");
+		ok(rdp_pate_gnmax_ss_conditions(16, 40, 10, 1) &&
+		    !rdp_pate_gnmax_ss_conditions(8, 1, 4, 1),
+		    "conditions C5-C6: hold for sigma 40 at order 16, fail for "
+		    "sigma 1 at order 8");
+	}
+}
+
 int
 main(void)
 {
@@ -1122,6 +1202,7 @@ main(void)
 	test_laplace();
 	test_inverse();
 	test_pate2018();
+	test_pate_ss();
 	test_pate2018_eps();
 	test_pate2017();
 	test_dpda();
