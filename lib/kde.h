@@ -1,0 +1,103 @@
+/*
+ * kde.h: Gaussian kernel density estimates of one-dimensional slices and
+ * the exact exponential mechanism over a grid of candidates (kde-publish,
+ * paper 002: DP-PG).
+ *
+ * The utility of a candidate t is the kernel mass of the slice x[0..m-1]
+ * in a window [s-(t), s+(t)] around it,
+ *   U(t) = sum_i Phi((s+(t) - x_i)/b) - Phi((s-(t) - x_i)/b),
+ * i.e. m times the integral of the KDE (paper eq. 5).  The window ends
+ * s-, s+ are float points fixed by the grid alone (struct kde_grid), never
+ * by the data.  Phi is evaluated in float arithmetic (kde_phi): every
+ * value is within KDE_PHI_ERR of the true normal CDF at the exact argument
+ * (z - x) / b with b = 1 / kinv, the float reciprocal used, and kde_util
+ * returns the bound on |computed U - exact U| with the values so that a
+ * mechanism can charge it to the sensitivity.
+ *
+ * kde_em_sample draws exactly from P[k] proportional to
+ * exp(-c (Q - q_k)) for integer scores q_k and a rational c, by uniform
+ * proposals accepted with an exact Bernoulli(exp(-x)) (lib/noise.h).
+ *
+ * Nothing here prints, exits or reads the environment.  Functions are
+ * thread-safe given distinct scratch buffers and rng handles.
+ */
+#ifndef PRIVADA_KDE_H
+#define PRIVADA_KDE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rng.h"
+
+/*
+ * Bound on |kde_phi(z) - Phi(z)| for every float z, including the
+ * rounding of the float argument (e - x) * kinv (see kde.c).  The
+ * approximation error itself was measured over every finite float input
+ * (tests/unit/test_kde.c checks a sweep of them); this constant has a
+ * margin of more than 2x over the measured maximum.
+ */
+#define KDE_PHI_ERR 2.5e-6
+/* Kernels farther than this many bandwidths count as 0 or 1. */
+#define KDE_CUT 7.0
+
+/* Bandwidth rules of scipy.stats.gaussian_kde in one dimension: the
+ * factor times the sample standard deviation (ddof 1). */
+enum kde_rule { KDE_SCOTT = 1, KDE_SILVERMAN = 2 };
+
+/* The factor of a rule for m points: Scott m^(-1/5), Silverman
+ * (3m/4)^(-1/5).  NaN for m < 2 or an unknown rule. */
+double kde_factor(int rule, size_t m);
+/* factor * std (ddof 1) of x[0..m-1], in double.  NaN for m < 2. */
+double kde_bandwidth(int rule, const float *x, size_t m);
+
+/* The normal CDF, float arithmetic (Abramowitz and Stegun 7.1.28). */
+float kde_phi(float z);
+/* out[j] = kde_phi(z[j]) (vectorised; bit-identical to kde_phi). */
+void kde_phi_v(const float *z, float *out, size_t n);
+
+/*
+ * The candidates t_k = lo + k step (k < n, as floats) and the window ends
+ * s-(t_k) = e[im + k], s+(t_k) = e[ip + k] in the increasing float array
+ * e[0..ne-1].  When the window is w steps (w integer), e is one array
+ * e_j = lo - W/2 + j step (ne = n + w, im = 0, ip = w), else two (ne = 2n,
+ * ip = n).  wmax is the widest window, max_k (s+ - s-), exactly.
+ */
+struct kde_grid {
+	size_t n, ne, im, ip;
+	double lo, step, window, wmax;
+	float *t, *e;
+	int split;		/* e is two arrays (s- then s+) */
+};
+
+/* @return 0, or -1 (n == 0, step or window not positive, a point not
+ * finite or the points not increasing, out of memory). */
+int kde_grid_init(struct kde_grid *g, double lo, double step, size_t n,
+    double window);
+void kde_grid_free(struct kde_grid *g);
+
+/* Scratch for kde_util: at least kde_scratch_floats(g) floats. */
+size_t kde_scratch_floats(const struct kde_grid *g);
+
+/*
+ * u[k] = U(t_k) for the slice x[0..m-1] (any order) and kinv = 1/b > 0,
+ * in double.  Kernels beyond KDE_CUT bandwidths of a window end count as
+ * exactly 0 or 1.  @return the bound on |u[k] - exact U(t_k)| (the same
+ * for every k): 2 m (KDE_PHI_ERR + Phi(-KDE_CUT + 1e-3)) plus the double
+ * sums' rounding.
+ */
+double kde_util(const struct kde_grid *g, const float *x, size_t m,
+    float kinv, double *u, float *scratch);
+
+/*
+ * Draw k in [0, n) with probability proportional to
+ * exp(-(cn / cd) (qmax - q[k])), qmax = max q, exactly: a uniform k is
+ * accepted with probability exp(-cn (qmax - q[k]) / cd) (noise.h's
+ * Bernoulli(exp(-x)), CKS 2020 Algorithm 1), else a new k is drawn.
+ * Expected proposals: n / sum_k exp(-c (qmax - q[k])).
+ * @return 0 with *out set, or a negative NOISE_E_* code (n == 0 or cd == 0:
+ * NOISE_E_RANGE; cn (qmax - q[k]) overflowing 64 bits: NOISE_E_OVERFLOW).
+ */
+int kde_em_sample(struct rng *r, const uint64_t *q, size_t n, uint64_t cn,
+    uint64_t cd, size_t *out);
+
+#endif
