@@ -388,24 +388,73 @@ kde_util(const struct kde_grid *g, const float *x, size_t m, float kinv,
 
 /* ---- the exponential mechanism ---- */
 
+/* The first 512 bits of e^-1 = 0.5e2d58d8..., big-endian words, from the
+ * alternating series sum (-1)^k / k! to k = 140 (both partial-sum bounds
+ * agree on these bits; tests/unit/test_kde.c recomputes them with GMP). */
+static const uint64_t EINV[8] = {
+	UINT64_C(0x5e2d58d8b3bcdf1a), UINT64_C(0xbadec7829054f90d),
+	UINT64_C(0xda9805aab56c7733), UINT64_C(0x3024b9d0a507daed),
+	UINT64_C(0xb16400bf472b4215), UINT64_C(0xb8245b669d90d27a),
+	UINT64_C(0x5aea5550968dc392), UINT64_C(0x29f03c6276dcaa58)
+};
+
+const uint64_t *
+kde_einv_bits(void)
+{
+	return EINV;
+}
+
+/*
+ * Bernoulli(e^-1): compare a uniform real U = 0.u0 u1 ... (64 random bits
+ * at a time) with the binary expansion of e^-1, word by word.  The first
+ * differing word decides, exactly: P[U < e^-1] = e^-1.  All 512 bits equal
+ * (probability 2^-512) is an error that depends on the draws only.
+ */
+int
+kde_bern_einv(struct rng *r)
+{
+	for (size_t i = 0; i < 8; i++) {
+		uint64_t u = rng_u64(r);
+		if (u != EINV[i])
+			return u < EINV[i];
+	}
+	return NOISE_E_OVERFLOW;
+}
+
+/* Bernoulli(exp(-x / 2^shift)): exp(-x/2^s) = (e^-1)^L exp(-f / 2^s) with
+ * L = x >> s and f = x mod 2^s; L coins Bernoulli(e^-1) and, when all
+ * succeed, one Bernoulli(exp(-f/2^s)) (CKS Algorithm 1, noise.h). */
+static int
+bern_exp_shift(struct rng *r, uint64_t x, unsigned shift)
+{
+	uint64_t L = x >> shift, f = x & (((uint64_t)1 << shift) - 1);
+
+	for (uint64_t i = 0; i < L; i++) {
+		int b = kde_bern_einv(r);
+		if (b != 1)
+			return b;
+	}
+	return f == 0 ? 1 : noise_bernoulli_exp(r, f, (uint64_t)1 << shift);
+}
+
 int
 kde_em_sample(struct rng *r, const uint64_t *q, size_t n, uint64_t cn,
-    uint64_t cd, size_t *out)
+    unsigned shift, size_t *out)
 {
 	uint64_t qmax = 0;
 
-	if (n == 0 || cd == 0)
+	if (n == 0 || shift == 0 || shift > 62)
 		return NOISE_E_RANGE;
 	for (size_t k = 0; k < n; k++)
 		qmax = q[k] > qmax ? q[k] : qmax;
-	for (size_t k = 0; k < n; k++) {
-		uint64_t x;
-		if (__builtin_mul_overflow(cn, qmax - q[k], &x))
+	{
+		uint64_t x;	/* q >= 0: every cn (qmax - q[k]) <= cn qmax */
+		if (__builtin_mul_overflow(cn, qmax, &x))
 			return NOISE_E_OVERFLOW;
 	}
 	for (;;) {
 		size_t k = (size_t)rng_uniform_below(r, n);
-		int b = noise_bernoulli_exp(r, cn * (qmax - q[k]), cd);
+		int b = bern_exp_shift(r, cn * (qmax - q[k]), shift);
 
 		if (b < 0)
 			return b;

@@ -90,14 +90,24 @@ double kde_util(const struct kde_grid *g, const float *x, size_t m,
 
 /*
  * Draw k in [0, n) with probability proportional to
- * exp(-(cn / cd) (qmax - q[k])), qmax = max q, exactly: a uniform k is
- * accepted with probability exp(-cn (qmax - q[k]) / cd) (noise.h's
- * Bernoulli(exp(-x)), CKS 2020 Algorithm 1), else a new k is drawn.
+ * exp(-(cn / 2^shift) (qmax - q[k])), qmax = max q, exactly: a uniform k
+ * is accepted with probability exp(-cn (qmax - q[k]) / 2^shift), else a
+ * new k is drawn.  The acceptance coin is exact: exp(-x/2^s) = (e^-1)^L
+ * exp(-f/2^s), L = floor(x/2^s), as L coins Bernoulli(e^-1) (kde_bern_einv)
+ * and one Bernoulli(exp(-f/2^s)) of noise.h (CKS 2020, Algorithm 1).
  * Expected proposals: n / sum_k exp(-c (qmax - q[k])).
- * @return 0 with *out set, or a negative NOISE_E_* code (n == 0 or cd == 0:
- * NOISE_E_RANGE; cn (qmax - q[k]) overflowing 64 bits: NOISE_E_OVERFLOW).
+ * @return 0 with *out set, or a negative NOISE_E_* code (n == 0, shift 0
+ * or > 62: NOISE_E_RANGE; cn (qmax - q[k]) overflowing 64 bits, or the
+ * probability-2^-512 tie of kde_bern_einv: NOISE_E_OVERFLOW).
  */
 int kde_em_sample(struct rng *r, const uint64_t *q, size_t n, uint64_t cn,
-    uint64_t cd, size_t *out);
+    unsigned shift, size_t *out);
+
+/* Bernoulli(e^-1), exactly, by comparing uniform bits with the binary
+ * expansion of e^-1.  @return 0, 1 or NOISE_E_OVERFLOW (all 512 known
+ * bits tied: probability 2^-512; the caller releases nothing). */
+int kde_bern_einv(struct rng *r);
+/* Those 512 bits, 8 big-endian 64-bit words (for tests). */
+const uint64_t *kde_einv_bits(void);
 
 #endif

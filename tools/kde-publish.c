@@ -34,6 +34,7 @@
 #define EPS_MAX 1e4
 #define RANGE_MAX 1e6
 #define BLOCK 4096			/* parameters per unit of work */
+#define TILE 64				/* parameters transposed at once */
 #define DEN_BITS 40			/* the EM rate is cn / 2^40 */
 #define TEST_ROWS 1024
 
@@ -76,7 +77,7 @@ struct mech {
 	double gamma;			/* rounding grid of U */
 	double sens_eff;		/* sens + 2 eta + gamma: charged */
 	double norm;			/* U = norm * (sum of kernel masses) */
-	uint64_t cn, cd;		/* EM rate c = cn / cd per unit of q */
+	uint64_t cn;			/* EM rate c = cn / 2^DEN_BITS per unit of q */
 	double eps_used;		/* 2 sens_eff c / gamma <= eps */
 };
 
@@ -463,7 +464,6 @@ mech_init(struct mech *mc, const struct opts *o, size_t nm)
 		double c = o->eps * mc->gamma / (2 * mc->sens_eff);
 		double scaled = floor(ldexp(c, DEN_BITS));
 
-		mc->cd = (uint64_t)1 << DEN_BITS;
 		mc->cn = (uint64_t)scaled;
 		mc->eps_used = 2 * mc->sens_eff * ldexp((double)mc->cn,
 		    -DEN_BITS) / mc->gamma;
@@ -491,7 +491,7 @@ publish_one(const struct mech *mc, const float *x, size_t nm, double *u,
 		double v = floor(u[j] * mc->norm / mc->gamma);
 		q[j] = v > 0 ? (uint64_t)v : 0;
 	}
-	if ((rc = kde_em_sample(r, q, mc->g.n, mc->cn, mc->cd, &k)) != 0)
+	if ((rc = kde_em_sample(r, q, mc->g.n, mc->cn, DEN_BITS, &k)) != 0)
 		return rc;
 	*out = mc->g.t[k];
 	return 0;
@@ -523,7 +523,7 @@ worker(void *arg)
 	uint64_t *q;
 	struct rng *own = NULL;
 
-	buf = malloc(jb->nm * BLOCK * sizeof *buf);
+	buf = malloc(jb->nm * TILE * sizeof *buf);
 	x = malloc(jb->nm * sizeof *x);
 	scratch = malloc(kde_scratch_floats(&mc->g) * sizeof *scratch);
 	u = malloc(mc->g.n * sizeof *u);
@@ -548,14 +548,21 @@ worker(void *arg)
 			atomic_store(&jb->err, NOISE_E_NOMEM);
 			break;
 		}
-		for (size_t m = 0; m < jb->nm; m++)
-			memcpy(buf + m * n, jb->par[m] + j0, n * sizeof *buf);
-		for (size_t j = 0; j < n; j++) {
-			int rc;
+		/* Slices by tiles of TILE parameters: the tile of every
+		 * model stays in the cache while it is transposed. */
+		for (size_t t0 = 0; t0 < n; t0 += TILE) {
+			size_t tn = n - t0 < TILE ? n - t0 : TILE;
+			int rc = 0;
+
 			for (size_t m = 0; m < jb->nm; m++)
-				x[m] = buf[m * n + j];
-			rc = publish_one(mc, x, jb->nm, u, q, scratch, r,
-			    jb->out + j0 + j);
+				memcpy(buf + m * TILE, jb->par[m] + j0 + t0,
+				    tn * sizeof *buf);
+			for (size_t j = 0; j < tn && rc == 0; j++) {
+				for (size_t m = 0; m < jb->nm; m++)
+					x[m] = buf[m * TILE + j];
+				rc = publish_one(mc, x, jb->nm, u, q, scratch,
+				    r, jb->out + j0 + t0 + j);
+			}
 			if (rc != 0) {
 				atomic_store(&jb->err, rc);
 				break;
