@@ -874,22 +874,20 @@ account(struct account *ac, double delta)
 
 /* ---- main ---- */
 
+/* Audit mode: the releases as the rows of one tensor 'audit' f32
+ * [releases, parameters] (the model's parameter order). */
 static void
-write_model_out(struct ts_writer *w, struct nn_model *m, const float *p,
-    const char *suffix)
+audit_begin(struct ts_writer *w, uint64_t reps, size_t np)
 {
+	struct tensor t;
+	uint64_t dims[2] = { reps, np };
 	int rc;
-	char prefix[48];
 
-	memcpy(m->param, p, m->nparam * sizeof *p);
-	if (*suffix == '\0') {
-		if ((rc = model_write(w, m)) != 0)
-			cli_wdie(w, rc);
-		return;
-	}
-	snprintf(prefix, sizeof prefix, "audit/%s", suffix);
-	if ((rc = model_write_net(w, &m->net, m->param, prefix)) != 0)
+	if (tensor_init(&t, "audit", TS_F32, 2, dims) != 0)
+		cli_die(EX_SOFTWARE, "bad tensor header");
+	if ((rc = ts_write_begin(w, &t)) != 0)
 		cli_wdie(w, rc);
+	tensor_free(&t);
 }
 
 int
@@ -1167,9 +1165,9 @@ main(int argc, char **argv)
 	pub = cli_reallocarray(NULL, np, sizeof *pub);
 	w = cli_writer(ofp, o.level);
 	reps = o.audit ? o.audit : 1;
+	if (o.audit)
+		audit_begin(w, reps, np);
 	for (uint64_t a = 0; a < reps; a++) {
-		char suffix[24] = "";
-
 		for (;;) {
 			dp_pg(&mc, par, nm, np, pub, &o, attempts);
 			if (o.ratio > 0)
@@ -1186,12 +1184,20 @@ main(int argc, char **argv)
 			if (acc >= o.threshold || attempts > o.retries)
 				break;
 		}
-		if (o.audit)
-			snprintf(suffix, sizeof suffix, "%" PRIu64, a);
-		write_model_out(w, &outm, pub, suffix);
+		if (o.audit) {
+			int rc = ts_write_rows(w, pub, 1);
+			if (rc != 0)
+				cli_wdie(w, rc);
+		}
 		cli_progress("releases", a + 1, reps);
 	}
 	cli_progress_done();
+	{
+		int rc = o.audit ? ts_write_end(w) : (memcpy(outm.param, pub,
+		    np * sizeof *pub), model_write(w, &outm));
+		if (rc != 0)
+			cli_wdie(w, rc);
+	}
 
 	/* The account: every attempt the loop could make is charged (the
 	 * cap, not the attempts made: the number made depends on the
