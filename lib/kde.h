@@ -89,19 +89,30 @@ double kde_util(const struct kde_grid *g, const float *x, size_t m,
     float kinv, double *u, float *scratch);
 
 /*
- * Draw k in [0, n) with probability proportional to
- * exp(-(cn / 2^shift) (qmax - q[k])), qmax = max q, exactly: a uniform k
- * is accepted with probability exp(-cn (qmax - q[k]) / 2^shift), else a
- * new k is drawn.  The acceptance coin is exact: exp(-x/2^s) = (e^-1)^L
- * exp(-f/2^s), L = floor(x/2^s), as L coins Bernoulli(e^-1) (kde_bern_einv)
- * and one Bernoulli(exp(-f/2^s)) of noise.h (CKS 2020, Algorithm 1).
- * Expected proposals: n / sum_k exp(-c (qmax - q[k])).
- * @return 0 with *out set, or a negative NOISE_E_* code (n == 0, shift 0
- * or > 62: NOISE_E_RANGE; cn (qmax - q[k]) overflowing 64 bits, or the
- * probability-2^-512 tie of kde_bern_einv: NOISE_E_OVERFLOW).
+ * Draw k in [0, n) with probability proportional to exp(-x_k),
+ * x_k = (cn / 2^shift) (qmax - q[k]), qmax = max q, exactly.  With
+ * x_k = L_k + f_k (L_k integer, f_k in [0, 1)), a round draws a level l
+ * with probability proportional to (candidates at l) 2^-j_l, j_l =
+ * floor(l log2 e) (integers: exact), accepts it with probability
+ * 2^j_l e^-l (a constant whose bits are known: exact comparison), takes a
+ * uniform candidate of the level and accepts it with probability
+ * exp(-f_k) (noise.h, CKS 2020 Algorithm 1); levels from 29 up share the
+ * last one, with e^-(L_k - 29) more in Bernoulli(e^-1) coins.  A round
+ * picks k with probability proportional to 2^-j e^-l 2^j e^-f = e^-x_k.
+ * Each round succeeds with probability > e^-1 / 2 (5.5 rounds at most on
+ * average, about 2 when the top candidates dominate).
+ * @return 0 with *out set, or a negative NOISE_E_* code (n == 0 or more
+ * than 2^20, shift 0 or > 62: NOISE_E_RANGE; cn qmax overflowing 64
+ * bits, or a probability-2^-512 tie of the bit comparisons:
+ * NOISE_E_OVERFLOW).
  */
 int kde_em_sample(struct rng *r, const uint64_t *q, size_t n, uint64_t cn,
     unsigned shift, size_t *out);
+
+/* The bits of the level constant rho_l = 2^j_l e^-l (l <= 29): 8
+ * big-endian words (all ones for l = 0, where rho = 1), *j = j_l.  NULL
+ * for l > 29.  For tests. */
+const uint64_t *kde_rho_bits(unsigned l, unsigned *j);
 
 /* Bernoulli(e^-1), exactly, by comparing uniform bits with the binary
  * expansion of e^-1.  @return 0, 1 or NOISE_E_OVERFLOW (all 512 known

@@ -141,6 +141,50 @@ test_einv(void)
 	rng_free(r);
 }
 
+/* The level constants rho_l = 2^j_l e^-l of kde_em_sample: j_l is
+ * floor(l log2 e) (rho_l in [1/2, 1)) and the 512 bits are right, from
+ * the series of e^-l to k = 400 scaled by 400! (GMP). */
+static void
+test_rho(void)
+{
+	mpz_t f, num, t, v;
+	int good = 1;
+
+	mpz_inits(f, num, t, v, NULL);
+	mpz_fac_ui(f, 400);
+	for (unsigned l = 1; l <= 29; l++) {
+		unsigned j;
+		const uint64_t *w = kde_rho_bits(l, &j);
+
+		mpz_set_ui(num, 0);
+		for (unsigned long k = 0; k <= 400; k++) {
+			mpz_fac_ui(t, k);
+			mpz_divexact(t, f, t);		/* 400!/k! */
+			mpz_ui_pow_ui(v, l, k);
+			mpz_mul(t, t, v);
+			if (k % 2)
+				mpz_sub(num, num, t);
+			else
+				mpz_add(num, num, t);
+		}
+		mpz_mul_2exp(v, num, 512 + j);
+		mpz_fdiv_q(v, v, f);
+		good &= mpz_sizeinbase(v, 2) == 512;	/* in [1/2, 1) */
+		for (int i = 7; i >= 0; i--) {
+			mpz_fdiv_r_2exp(t, v, 64);
+			good &= (uint64_t)mpz_get_ui(t) == w[i];
+			mpz_fdiv_q_2exp(v, v, 64);
+		}
+	}
+	ok(good, "the level constants 2^j e^-l (l = 1..29) agree with GMP");
+	{
+		unsigned j;
+		ok(kde_rho_bits(30, &j) == NULL && kde_rho_bits(0, &j)[7] ==
+		    UINT64_MAX && j == 0, "level 0 is rho = 1; no level 30");
+	}
+	mpz_clears(f, num, t, v, NULL);
+}
+
 /* Chi-square of kde_em_sample (or permute-and-flip, broken) against
  * exp(-c (qmax - q)) / Z.  @return the statistic over its critical
  * value. */
@@ -373,6 +417,7 @@ main(void)
 {
 	test_phi();
 	test_einv();
+	test_rho();
 	test_em();
 	test_util();
 	test_sensitivity();
