@@ -352,9 +352,12 @@ first_gt(const float *e, size_t n, double v)
 /* F[j] for the increasing points e[0..n): 0 below the cut, m above. */
 static void
 cdf_run(const float *e, size_t n, const float *x, size_t m, float kinv,
-    double lo_cut, double hi_cut, double *f)
+    double lo_cut, double hi_cut, double *f, size_t *plo, size_t *phi)
 {
 	size_t jlo = first_ge(e, n, lo_cut), jhi = first_gt(e, n, hi_cut);
+
+	*plo = jlo;
+	*phi = jhi;
 
 	for (size_t j = 0; j < jlo; j++)
 		f[j] = 0;
@@ -366,11 +369,12 @@ cdf_run(const float *e, size_t n, const float *x, size_t m, float kinv,
 
 double
 kde_util(const struct kde_grid *g, const float *x, size_t m, float kinv,
-    double *u, float *scratch)
+    double *u, float *scratch, size_t *k0, size_t *k1)
 {
 	double *f = (double *)(void *)scratch, bw = 1.0 / (double)kinv;
 	float xmin = x[0], xmax = x[0];
 	double lo_cut, hi_cut, dm = (double)m;
+	size_t a, b, a2, b2, lo, hi;
 
 	for (size_t i = 1; i < m; i++) {
 		xmin = x[i] < xmin ? x[i] : xmin;
@@ -379,14 +383,26 @@ kde_util(const struct kde_grid *g, const float *x, size_t m, float kinv,
 	lo_cut = (double)xmin - KDE_CUT * bw;
 	hi_cut = (double)xmax + KDE_CUT * bw;
 	if (!g->split) {
-		cdf_run(g->e, g->ne, x, m, kinv, lo_cut, hi_cut, f);
+		cdf_run(g->e, g->ne, x, m, kinv, lo_cut, hi_cut, f, &a, &b);
+		/* u_k = F[k + w] - F[k] is 0 when both ends are below the
+		 * cut (k + w < a) or both beyond (k >= b). */
+		lo = a > g->ip ? a - g->ip : 0;
+		hi = b;
 	} else {
-		cdf_run(g->e, g->n, x, m, kinv, lo_cut, hi_cut, f);
+		cdf_run(g->e, g->n, x, m, kinv, lo_cut, hi_cut, f, &a, &b);
 		cdf_run(g->e + g->n, g->n, x, m, kinv, lo_cut, hi_cut,
-		    f + g->n);
+		    f + g->n, &a2, &b2);
+		lo = a < a2 ? a : a2;
+		hi = b > b2 ? b : b2;
 	}
+	hi = hi < g->n ? hi : g->n;
+	lo = lo < hi ? lo : hi;
 	for (size_t k = 0; k < g->n; k++)
 		u[k] = f[g->ip + k] - f[g->im + k];
+	if (k0 != NULL)
+		*k0 = lo;
+	if (k1 != NULL)
+		*k1 = hi;
 	/* Each F: m values within KDE_PHI_ERR (beyond the cut, within
 	 * Phi(-7) < 1.3e-12 of 0 or 1), summed in double (m roundings of
 	 * partial sums <= m); one subtraction. */
@@ -511,23 +527,28 @@ bern_bits(struct rng *r, const uint64_t *w)
 }
 
 int
-kde_em_sample(struct rng *r, const uint64_t *q, size_t n, uint64_t cn,
-    unsigned shift, size_t *out)
+kde_em_sample_range(struct rng *r, const uint64_t *q, size_t n, size_t k0,
+    size_t k1, uint64_t cn, unsigned shift, size_t *out)
 {
-	uint64_t qmax = 0, cnt[LCAP + 1] = { 0 }, total = 0;
+	uint64_t qmax = 0, cnt[LCAP + 1] = { 0 }, total = 0, L0, nz;
 	uint64_t mask = ((uint64_t)1 << shift) - 1;
 	const unsigned jmax = RHO_J[LCAP];
 
-	if (n == 0 || shift == 0 || shift > 62 || n > ((size_t)1 << 20))
+	if (n == 0 || shift == 0 || shift > 62 || n > ((size_t)1 << 20) ||
+	    k0 > k1 || k1 > n)
 		return NOISE_E_RANGE;
-	for (size_t k = 0; k < n; k++)
+	for (size_t k = k0; k < k1; k++)
 		qmax = q[k] > qmax ? q[k] : qmax;
 	{
 		uint64_t x;	/* q >= 0: every cn (qmax - q[k]) <= cn qmax */
 		if (__builtin_mul_overflow(cn, qmax, &x))
 			return NOISE_E_OVERFLOW;
 	}
-	for (size_t k = 0; k < n; k++) {
+	/* The nz candidates outside [k0, k1) score 0: level L0. */
+	nz = (uint64_t)(n - (k1 - k0));
+	L0 = (cn * qmax) >> shift;
+	cnt[L0 < LCAP ? L0 : LCAP] += nz;
+	for (size_t k = k0; k < k1; k++) {
 		uint64_t L = (cn * (qmax - q[k])) >> shift;
 		cnt[L < LCAP ? L : LCAP]++;
 	}
@@ -538,7 +559,7 @@ kde_em_sample(struct rng *r, const uint64_t *q, size_t n, uint64_t cn,
 	for (;;) {
 		uint64_t R = rng_uniform_below(r, total), rank, x, L, f;
 		unsigned l = 0;
-		size_t k = 0;
+		size_t k;
 		int b;
 
 		for (;; l++) {
@@ -552,12 +573,20 @@ kde_em_sample(struct rng *r, const uint64_t *q, size_t n, uint64_t cn,
 		rank = R >> (jmax - RHO_J[l]);
 		if (l > 0 && (b = bern_bits(r, RHO[l])) != 1)
 			goto reject;
-		for (;; k++) {
-			uint64_t Lk = (cn * (qmax - q[k])) >> shift;
-			if ((Lk < LCAP ? Lk : LCAP) == l && rank-- == 0)
-				break;
+		/* The rank-th candidate of the level: the zeros outside the
+		 * range first (if this is their level), then in order. */
+		if ((L0 < LCAP ? L0 : LCAP) == l && rank < nz) {
+			k = rank < k0 ? (size_t)rank : k1 + (size_t)(rank - k0);
+		} else {
+			if ((L0 < LCAP ? L0 : LCAP) == l)
+				rank -= nz;
+			for (k = k0;; k++) {
+				uint64_t Lk = (cn * (qmax - q[k])) >> shift;
+				if ((Lk < LCAP ? Lk : LCAP) == l && rank-- == 0)
+					break;
+			}
 		}
-		x = cn * (qmax - q[k]);
+		x = cn * (qmax - (k >= k0 && k < k1 ? q[k] : 0));
 		L = x >> shift;
 		f = x & mask;
 		/* The last level: e^-(L - LCAP) more, by e^-1 coins. */
@@ -573,4 +602,11 @@ reject:
 		if (b < 0)
 			return b;
 	}
+}
+
+int
+kde_em_sample(struct rng *r, const uint64_t *q, size_t n, uint64_t cn,
+    unsigned shift, size_t *out)
+{
+	return kde_em_sample_range(r, q, n, 0, n, cn, shift, out);
 }

@@ -83,10 +83,11 @@ size_t kde_scratch_floats(const struct kde_grid *g);
  * in double.  Kernels beyond KDE_CUT bandwidths of a window end count as
  * exactly 0 or 1.  @return the bound on |u[k] - exact U(t_k)| (the same
  * for every k): 2 m (KDE_PHI_ERR + Phi(-KDE_CUT + 1e-3)) plus the double
- * sums' rounding.
+ * sums' rounding.  *k0, *k1 (unless NULL) receive a range outside which
+ * every u[k] is exactly 0 (both window ends beyond the cut on one side).
  */
 double kde_util(const struct kde_grid *g, const float *x, size_t m,
-    float kinv, double *u, float *scratch);
+    float kinv, double *u, float *scratch, size_t *k0, size_t *k1);
 
 /*
  * Draw k in [0, n) with probability proportional to exp(-x_k),
@@ -108,6 +109,10 @@ double kde_util(const struct kde_grid *g, const float *x, size_t m,
  */
 int kde_em_sample(struct rng *r, const uint64_t *q, size_t n, uint64_t cn,
     unsigned shift, size_t *out);
+
+/* The same when q[k] is 0 outside [k0, k1) (q is read only inside). */
+int kde_em_sample_range(struct rng *r, const uint64_t *q, size_t n,
+    size_t k0, size_t k1, uint64_t cn, unsigned shift, size_t *out);
 
 /* The bits of the level constant rho_l = 2^j_l e^-l (l <= 29): 8
  * big-endian words (all ones for l = 0, where rho = 1), *j = j_l.  NULL

@@ -476,7 +476,7 @@ publish_one(const struct mech *mc, const float *x, size_t nm, double *u,
     uint64_t *q, float *scratch, struct rng *r, float *out)
 {
 	float kinv = mc->kinv;
-	size_t k;
+	size_t k, k0, k1;
 	int rc;
 
 	if (mc->rule) {
@@ -486,12 +486,14 @@ publish_one(const struct mech *mc, const float *x, size_t nm, double *u,
 			b = mc->bw_min;
 		kinv = (float)(1.0 / b);
 	}
-	(void)kde_util(&mc->g, x, nm, kinv, u, scratch);
-	for (size_t j = 0; j < mc->g.n; j++) {
+	(void)kde_util(&mc->g, x, nm, kinv, u, scratch, &k0, &k1);
+	/* Outside [k0, k1) every score is exactly 0. */
+	for (size_t j = k0; j < k1; j++) {
 		double v = floor(u[j] * mc->norm / mc->gamma);
 		q[j] = v > 0 ? (uint64_t)v : 0;
 	}
-	if ((rc = kde_em_sample(r, q, mc->g.n, mc->cn, DEN_BITS, &k)) != 0)
+	if ((rc = kde_em_sample_range(r, q, mc->g.n, k0, k1, mc->cn, DEN_BITS,
+	    &k)) != 0)
 		return rc;
 	*out = mc->g.t[k];
 	return 0;

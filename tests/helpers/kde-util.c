@@ -62,7 +62,7 @@ main(int argc, char **argv)
 	u = malloc(g.n * sizeof *u);
 	if (scratch == NULL || u == NULL)
 		return EX_OSERR;
-	eta = kde_util(&g, x, m, kinv, u, scratch);
+	eta = kde_util(&g, x, m, kinv, u, scratch, NULL, NULL);
 	printf("bandwidth %.17g\nkinv %.9g\neta %.17g\n", b, kinv, eta);
 	for (size_t k = 0; k < g.n; k++)
 		printf("%.9g %.9g %.9g %.17g\n", g.t[k], g.e[g.im + k],

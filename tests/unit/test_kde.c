@@ -209,9 +209,10 @@ em_fit(const uint64_t *q, int n, uint64_t cn, unsigned shift, int broken,
 		p[k] /= s;
 	for (long i = 0; i < N; i++) {
 		size_t k;
-		int rc = broken ? noise_pf_select(r, score, (size_t)n,
-		    (double)(2 * c), 1.0, &k) : kde_em_sample(r, q, (size_t)n,
-		    cn, shift, &k);
+		int rc = broken == 1 ? noise_pf_select(r, score, (size_t)n,
+		    (double)(2 * c), 1.0, &k) : broken == 2 ?
+		    kde_em_sample_range(r, q, (size_t)n, 3, 6, cn, shift, &k) :
+		    kde_em_sample(r, q, (size_t)n, cn, shift, &k);
 		if (rc != 0)
 			abort();
 		obs[k]++;
@@ -257,6 +258,13 @@ test_em(void)
 	/* fine scores as kde-publish makes them: rate 2^-10 per unit */
 	f = em_fit(q4, 5, 1ull << 30, 40, 0, "em/4");
 	ok(f <= 1, "EM on grid-rounded scores, rate 2^-10: chi2/crit %.3f", f);
+	{
+		/* zeros outside [3, 6) given implicitly */
+		static const uint64_t q5[] = { 0, 0, 0, 5, 9, 7, 0, 0, 0, 0 };
+		f = em_fit(q5, 10, 1ull << 40, 40, 2, "em/5");
+		ok(f <= 1, "EM with the zeros outside a range: chi2/crit %.3f",
+		    f);
+	}
 	/* the same checks reject permute-and-flip, which is not the
 	 * exponential mechanism's distribution */
 	f = em_fit(q1, 8, 1ull << 38, 40, 1, "pf/1");
@@ -283,7 +291,8 @@ test_util(void)
 	struct rng *r = seeded("util");
 	float x[50], *scratch;
 	double u[401], u2[401], eta, worst = 0, worst2 = 0;
-	int fine = 1;
+	int fine = 1, zeros = 1;
+	size_t k0, k1;
 
 	ok(kde_grid_init(&g, -1, 0.005, 401, 0.015) == 0 && !g.split &&
 	    g.ne == 404, "a window of 3 steps shares one array of ends");
@@ -296,19 +305,24 @@ test_util(void)
 		for (size_t i = 0; i < m; i++)
 			x[i] = (float)(((double)rng_u64(r) / 0x1p64 - 0.5) *
 			    (rep % 2 ? 0.2 : 2.2));
-		eta = kde_util(&g, x, m, kinv, u, scratch);
+		eta = kde_util(&g, x, m, kinv, u, scratch, &k0, &k1);
+		for (size_t k = 0; k < g.n; k++)
+			zeros &= (k >= k0 && k < k1) || u[k] == 0;
 		for (size_t k = 0; k < g.n; k++) {
 			double d = fabs(u[k] - util_ref(&g, k, x, m, kinv));
 			fine &= d <= eta;
 			worst = d / eta > worst ? d / eta : worst;
 		}
-		eta = kde_util(&g2, x, m, kinv, u2, scratch);
+		eta = kde_util(&g2, x, m, kinv, u2, scratch, &k0, &k1);
+		for (size_t k = 0; k < g2.n; k++)
+			zeros &= (k >= k0 && k < k1) || u2[k] == 0;
 		for (size_t k = 0; k < g2.n; k++) {
 			double d = fabs(u2[k] - util_ref(&g2, k, x, m, kinv));
 			fine &= d <= eta;
 			worst2 = d / eta > worst2 ? d / eta : worst2;
 		}
 	}
+	ok(zeros, "the masses outside the range kde_util gives are 0");
 	ok(fine, "window masses within the bound kde_util returns (worst "
 	    "%.3f and %.3f of it)", worst, worst2);
 	free(scratch);
@@ -343,8 +357,8 @@ test_sensitivity(void)
 	for (size_t i = 0; i < m; i++)
 		x[i] = -0.8f + 0.001f * (float)i;
 	x[m - 1] = g.t[120];
-	eta = kde_util(&g, x, m, kinv, ud, scratch);
-	(void)kde_util(&g, x, m - 1, kinv, ud2, scratch);
+	eta = kde_util(&g, x, m, kinv, ud, scratch, NULL, NULL);
+	(void)kde_util(&g, x, m - 1, kinv, ud2, scratch, NULL, NULL);
 	for (size_t k = 0; k < g.n; k++)
 		worst = fmax(worst, fabs(ud[k] - ud2[k]));
 	ok(worst <= p + 2 * eta && worst >= p * 0.99, "fixed bandwidth: the "
@@ -357,8 +371,8 @@ test_sensitivity(void)
 			for (size_t i = 0; i < m; i++)
 				x[i] = (float)(((double)rng_u64(r) / 0x1p64 -
 				    0.5) * (rep % 3 ? 0.1 : 1.5));
-			(void)kde_util(&g, x, m, kinv, ud, scratch);
-			(void)kde_util(&g, x + 1, m - 1, kinv, ud2, scratch);
+			(void)kde_util(&g, x, m, kinv, ud, scratch, NULL, NULL);
+			(void)kde_util(&g, x + 1, m - 1, kinv, ud2, scratch, NULL, NULL);
 			for (size_t k = 0; k < g.n; k++)
 				w = fmax(w, fabs(ud[k] - ud2[k]));
 			fine &= w <= p + 2 * eta;
@@ -379,8 +393,8 @@ test_sensitivity(void)
 		kd2 = (float)(1 / (isnan(bw) ? bmin : bw));
 		bw = fmax(kde_bandwidth(KDE_SILVERMAN, x, m), bmin);
 		kd = (float)(1 / bw);
-		(void)kde_util(&g, x, m - 1, kd2, ud2, scratch);
-		(void)kde_util(&g, x, m, kd, ud, scratch);
+		(void)kde_util(&g, x, m - 1, kd2, ud2, scratch, NULL, NULL);
+		(void)kde_util(&g, x, m, kd, ud, scratch, NULL, NULL);
 		for (size_t k = 0; k < g.n; k++)
 			du = fmax(du, fabs(ud[k] / (double)m - ud2[k] /
 			    (double)(m - 1)));
