@@ -13,7 +13,7 @@ SHELL := bash
 
 PREFIX ?= /usr/local
 CC ?= cc
-TOOLS := featurize tns rdp-account psdshrink coral-align covest dpsgd-train predict teacher-vote gmm-fit mia-eval
+TOOLS := featurize tns rdp-account psdshrink coral-align covest dpsgd-train predict teacher-vote gmm-fit kde-publish mia-eval
 LIB_SRC := $(wildcard lib/*.c)
 LIB_HDR := $(wildcard lib/*.h)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -30,7 +30,8 @@ BIN := $(B)/bin
 # Debian 12 packages: build, test, lint and data sources.
 DEB_PKGS := build-essential libcsv-dev libzstd-dev zstd zlib1g-dev \
 	libopenblas-dev liblapacke-dev libgmp-dev bats bats-assert bats-support \
-	mandoc clang python3-numpy dataset-fashion-mnist python3-sklearn
+	mandoc clang python3-numpy dataset-fashion-mnist python3-sklearn \
+	python3-scipy
 
 PHONY_EXTRA := tests-bin
 .PHONY: $(PHONY_EXTRA) all deps test unit bats asan fuzz fuzz-run bench install run lint clean help
