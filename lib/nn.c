@@ -794,14 +794,15 @@ noise_fill(struct nn_noise *h, struct noise_seg *g, int b)
 	size_t n = g->hi - g->lo;
 	int rc;
 
-	memset(z, 0, n * sizeof *z);
 	g->tv[b] = 0;
 	if (n == 0)
 		return 0;
 	if (h->fast != NULL)
-		rc = noise_fast_add(h->fast, g->r, z, n, &g->tv[b]);
-	else
+		rc = noise_fast_grid_noise(h->fast, g->r, z, n, &g->tv[b]);
+	else {
+		memset(z, 0, n * sizeof *z);
 		rc = noise_add_dgauss(g->r, z, n, h->s, 0);
+	}
 	return rc == 0 ? 0 : NN_E_NOISE;
 }
 
