@@ -1,5 +1,6 @@
 /* la.c: OpenBLAS and LAPACKE wrappers (see la.h). */
 #include <math.h>
+#include <pthread.h>
 
 #include <cblas.h>
 #include <lapacke.h>
@@ -49,6 +50,56 @@ la_eigh(size_t d, double *A, double *w)
 {
 	return LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', (lapack_int)d, A,
 	    (lapack_int)d, w);
+}
+
+struct eigh_job {
+	size_t d;
+	double *A, *w;
+	int rc;
+};
+
+static void *
+eigh_run(void *arg)
+{
+	struct eigh_job *j = arg;
+
+	j->rc = la_eigh(j->d, j->A, j->w);
+	return NULL;
+}
+
+/*
+ * Two decompositions side by side when the BLAS may use two or more
+ * threads: the tridiagonal reduction of dsyevd is matrix-vector work
+ * that gains little from a second BLAS thread, so two single-threaded
+ * solves at once beat two two-threaded ones in a row.  The BLAS thread
+ * count is 1 while they run and restored after.  Nothing else may call
+ * the BLAS meanwhile (the count is global).
+ */
+void
+la_eigh2(size_t d, double *A, double *wa, int *rca, double *B, double *wb,
+    int *rcb)
+{
+	struct eigh_job ja = { d, A, wa, 0 }, jb = { d, B, wb, 0 };
+	int nt = openblas_get_num_threads();
+	pthread_t th;
+
+	if (nt >= 2) {
+		openblas_set_num_threads(1);
+		if (pthread_create(&th, NULL, eigh_run, &jb) != 0) {
+			openblas_set_num_threads(nt);
+			nt = 1;
+		}
+	}
+	if (nt < 2) {
+		*rca = la_eigh(d, A, wa);
+		*rcb = la_eigh(d, B, wb);
+		return;
+	}
+	(void)eigh_run(&ja);
+	pthread_join(th, NULL);
+	openblas_set_num_threads(nt);
+	*rca = ja.rc;
+	*rcb = jb.rc;
 }
 
 int
