@@ -127,11 +127,15 @@ void
 la_sym_from_eig(size_t d, const double *V, const double *f, double *out,
     double *work)
 {
-	for (size_t i = 0; i < d; i++)
-		for (size_t j = 0; j < d; j++)
-			work[i * d + j] = V[i * d + j] * sqrt(f[j]);
 	if (d == 0)
 		return;
+	/* The d square roots once, in out's first row (SYRK overwrites
+	 * out: beta is 0). */
+	for (size_t j = 0; j < d; j++)
+		out[j] = sqrt(f[j]);
+	for (size_t i = 0; i < d; i++)
+		for (size_t j = 0; j < d; j++)
+			work[i * d + j] = V[i * d + j] * out[j];
 	/* out = W W^T: SYRK computes one triangle, which is then mirrored,
 	 * so the result is exactly symmetric (a GEMM need not be). */
 	cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, (int)d, (int)d,
