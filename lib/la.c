@@ -1,5 +1,6 @@
 /* la.c: OpenBLAS and LAPACKE wrappers (see la.h). */
 #include <math.h>
+#include <pthread.h>
 
 #include <cblas.h>
 #include <lapacke.h>
@@ -51,6 +52,56 @@ la_eigh(size_t d, double *A, double *w)
 	    (lapack_int)d, w);
 }
 
+struct eigh_job {
+	size_t d;
+	double *A, *w;
+	int rc;
+};
+
+static void *
+eigh_run(void *arg)
+{
+	struct eigh_job *j = arg;
+
+	j->rc = la_eigh(j->d, j->A, j->w);
+	return NULL;
+}
+
+/*
+ * Two decompositions side by side when the BLAS may use two or more
+ * threads: the tridiagonal reduction of dsyevd is matrix-vector work
+ * that gains little from a second BLAS thread, so two single-threaded
+ * solves at once beat two two-threaded ones in a row.  The BLAS thread
+ * count is 1 while they run and restored after.  Nothing else may call
+ * the BLAS meanwhile (the count is global).
+ */
+void
+la_eigh2(size_t d, double *A, double *wa, int *rca, double *B, double *wb,
+    int *rcb)
+{
+	struct eigh_job ja = { d, A, wa, 0 }, jb = { d, B, wb, 0 };
+	int nt = openblas_get_num_threads();
+	pthread_t th;
+
+	if (nt >= 2) {
+		openblas_set_num_threads(1);
+		if (pthread_create(&th, NULL, eigh_run, &jb) != 0) {
+			openblas_set_num_threads(nt);
+			nt = 1;
+		}
+	}
+	if (nt < 2) {
+		*rca = la_eigh(d, A, wa);
+		*rcb = la_eigh(d, B, wb);
+		return;
+	}
+	(void)eigh_run(&ja);
+	pthread_join(th, NULL);
+	openblas_set_num_threads(nt);
+	*rca = ja.rc;
+	*rcb = jb.rc;
+}
+
 int
 la_chol(size_t d, double *A)
 {
@@ -76,11 +127,15 @@ void
 la_sym_from_eig(size_t d, const double *V, const double *f, double *out,
     double *work)
 {
-	for (size_t i = 0; i < d; i++)
-		for (size_t j = 0; j < d; j++)
-			work[i * d + j] = V[i * d + j] * sqrt(f[j]);
 	if (d == 0)
 		return;
+	/* The d square roots once, in out's first row (SYRK overwrites
+	 * out: beta is 0). */
+	for (size_t j = 0; j < d; j++)
+		out[j] = sqrt(f[j]);
+	for (size_t i = 0; i < d; i++)
+		for (size_t j = 0; j < d; j++)
+			work[i * d + j] = V[i * d + j] * out[j];
 	/* out = W W^T: SYRK computes one triangle, which is then mirrored,
 	 * so the result is exactly symmetric (a GEMM need not be). */
 	cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, (int)d, (int)d,

@@ -26,6 +26,12 @@ void la_gemm(int ta, int tb, size_t m, size_t n, size_t k, double alpha,
 /* Eigen-decomposition of the symmetric d x d matrix A (upper triangle
  * used): eigenvalues ascending into w, eigenvectors as the columns of A. */
 int la_eigh(size_t d, double *A, double *w);
+/* la_eigh of A (into wa, *rca its result) and of B (wb, *rcb), both d x
+ * d.  When the BLAS may use two or more threads, the two run at once in
+ * two threads, each with a single-threaded BLAS (faster than one after
+ * the other); the caller must make no other BLAS call meanwhile. */
+void la_eigh2(size_t d, double *A, double *wa, int *rca, double *B,
+    double *wb, int *rcb);
 /* Cholesky factor A = U^T U in the upper triangle (lower part left). */
 int la_chol(size_t d, double *A);
 

@@ -759,13 +759,20 @@ nn_noise_std(double sigma, double clip, uint64_t d, double *sens,
 #define NN_NOISE_MAXSEG 8
 
 /* One segment of the noise vector: its own rng and, when threaded, its
- * own worker, so that several cores draw noise. */
+ * own worker, so that several cores draw noise.  Its vectors are filled
+ * one at a time, in order (fill f into z[f & 1], drawn from r after fills
+ * 0..f-1), by the worker or, when the caller needs fill f and nobody has
+ * started it, by the caller itself: on a busy machine the caller does not
+ * wait for a worker that is not running, and the values do not depend on
+ * who drew them. */
 struct noise_seg {
 	struct nn_noise *h;
 	struct rng *r;
 	size_t lo, hi;
 	double tv[2];		/* TV bounds of its part of z[0], z[1] */
-	int ready[2];		/* its part of z[b] holds fresh noise */
+	uint64_t claimed;	/* fills started */
+	uint64_t produced;	/* fills finished */
+	int busy;		/* a fill is under way */
 	pthread_t th;
 	int started;
 };
@@ -778,6 +785,7 @@ struct nn_noise {
 	double *z[2];		/* noise vectors, k_i gamma */
 	struct noise_seg seg[NN_NOISE_MAXSEG];
 	int cur;		/* the buffer the next release uses */
+	uint64_t nrel;		/* releases made (threaded) */
 	int rc;			/* a worker's error */
 	int stop;
 	pthread_mutex_t mu;
@@ -794,41 +802,57 @@ noise_fill(struct nn_noise *h, struct noise_seg *g, int b)
 	size_t n = g->hi - g->lo;
 	int rc;
 
-	memset(z, 0, n * sizeof *z);
 	g->tv[b] = 0;
 	if (n == 0)
 		return 0;
 	if (h->fast != NULL)
-		rc = noise_fast_add(h->fast, g->r, z, n, &g->tv[b]);
-	else
+		rc = noise_fast_grid_noise(h->fast, g->r, z, n, &g->tv[b]);
+	else {
+		memset(z, 0, n * sizeof *z);
 		rc = noise_add_dgauss(g->r, z, n, h->s, 0);
+	}
 	return rc == 0 ? 0 : NN_E_NOISE;
 }
 
+/* With h->mu held and g->busy clear: make fill number g->claimed (into
+ * z[claimed & 1]), releasing the lock while drawing.  @return 0 or the
+ * fill's error (also left in h->rc). */
+static int
+seg_fill_locked(struct nn_noise *h, struct noise_seg *g)
+{
+	int rc;
+
+	g->busy = 1;
+	rc = (int)(g->claimed++ & 1);
+	pthread_mutex_unlock(&h->mu);
+	rc = noise_fill(h, g, rc);
+	pthread_mutex_lock(&h->mu);
+	g->busy = 0;
+	if (rc != 0)
+		h->rc = rc;
+	else
+		g->produced++;
+	pthread_cond_broadcast(&h->cv);
+	return rc;
+}
+
+/* A worker keeps its segment's next two vectors filled: fill f may start
+ * once release f - 2 has used its buffer. */
 static void *
 noise_worker(void *arg)
 {
 	struct noise_seg *g = arg;
 	struct nn_noise *h = g->h;
-	int next = 0, rc;
 
 	pthread_mutex_lock(&h->mu);
 	for (;;) {
-		while (!h->stop && g->ready[next])
+		while (!h->stop && h->rc == 0 && (g->busy ||
+		    g->claimed >= h->nrel + 2))
 			pthread_cond_wait(&h->cv, &h->mu);
-		if (h->stop)
+		if (h->stop || h->rc != 0)
 			break;
-		pthread_mutex_unlock(&h->mu);
-		rc = noise_fill(h, g, next);
-		pthread_mutex_lock(&h->mu);
-		if (rc != 0) {
-			h->rc = rc;
-			pthread_cond_broadcast(&h->cv);
+		if (seg_fill_locked(h, g) != 0)
 			break;
-		}
-		g->ready[next] = 1;
-		pthread_cond_broadcast(&h->cv);
-		next ^= 1;
 	}
 	pthread_mutex_unlock(&h->mu);
 	return NULL;
@@ -941,14 +965,19 @@ nn_noise_release(struct nn_noise *h, double *x)
 	double tv = 0;
 
 	if (h->threaded) {
+		uint64_t c = h->nrel;
+
 		pthread_mutex_lock(&h->mu);
-		for (;;) {
-			size_t done = 0;
-			for (size_t j = 0; j < h->nseg; j++)
-				done += (size_t)h->seg[j].ready[b];
-			if (done == h->nseg || h->rc != 0)
-				break;
-			pthread_cond_wait(&h->cv, &h->mu);
+		for (size_t j = 0; j < h->nseg && h->rc == 0; j++) {
+			struct noise_seg *g = &h->seg[j];
+
+			while (h->rc == 0 && g->produced <= c) {
+				/* Fill c not started: draw it here. */
+				if (!g->busy && g->claimed == c)
+					(void)seg_fill_locked(h, g);
+				else
+					pthread_cond_wait(&h->cv, &h->mu);
+			}
 		}
 		rc = h->rc;
 		pthread_mutex_unlock(&h->mu);
@@ -972,8 +1001,7 @@ nn_noise_release(struct nn_noise *h, double *x)
 		h->tv = nextafter(h->tv + tv, INFINITY);
 	if (h->threaded) {
 		pthread_mutex_lock(&h->mu);
-		for (size_t j = 0; j < h->nseg; j++)
-			h->seg[j].ready[b] = 0;
+		h->nrel++;		/* buffer b is free again */
 		pthread_cond_broadcast(&h->cv);
 		pthread_mutex_unlock(&h->mu);
 	}

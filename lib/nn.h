@@ -262,7 +262,9 @@ double nn_noise_std(double sigma, double clip, uint64_t d, double *sens,
  * x.  The vector is cut into nr equal segments (nr <= 8), segment j drawn
  * from r[j] in order, so a seeded run gives the same bytes whatever the
  * threads; with threaded set, each segment has a worker thread that draws
- * the next vector while the caller computes.  The fast sampler's total
+ * the next vector while the caller computes (and a release whose vector
+ * no worker has started draws it in the caller's thread: the same bytes,
+ * without waiting for a worker that is not running).  The fast sampler's total
  * variation distance accumulates in nn_noise_tv. */
 struct nn_noise;
 /* The rngs are borrowed for the handle's lifetime, each used by one

@@ -135,12 +135,20 @@ bern_exp_frac_u64(struct rng *r, uint64_t n, uint64_t d)
 static int
 bern_exp_u128(struct rng *r, u128 n, uint64_t d)
 {
-	u128 q = n / d;
+	u128 q;
+	uint64_t rem;
 
+	if ((n >> 64) == 0) {	/* the usual case: a 64-bit division */
+		q = (uint64_t)n / d;
+		rem = (uint64_t)n % d;
+	} else {
+		q = n / d;
+		rem = (uint64_t)(n % d);
+	}
 	for (u128 i = 0; i < q; i++)
 		if (!bern_exp1(r))
 			return 0;
-	return bern_exp_frac_u64(r, (uint64_t)(n % d), d);
+	return bern_exp_frac_u64(r, rem, d);
 }
 
 /* GMP scratch for the big-number trials. */

@@ -76,7 +76,45 @@ struct noise_fast {
 	struct tab inner, outer;
 	double tau;
 	double gamma, inv_gamma;	/* 0 without a grid */
+	int simd;		/* 16 samples at a time: 1 AVX-512F, 2 with
+				 * VBMI byte permutes; 0 scalar */
+	/* The permutes of level l < 4 (simd 2): byte 4i + b of the chunks
+	 * of 16 samples is byte pidx = 3 (L i + l) + b of their stream bytes
+	 * for b < 3 (pkeep), from the third 64 bytes when it is >= 128
+	 * (phi); byte 3 is 0. */
+	unsigned char pidx[4][64];
+	uint64_t pkeep[4], phi[4];
 };
+
+/*
+ * The vector draws (AVX-512F, chosen per handle when it is created) give
+ * the same values from the same stream as the scalar code: each lane
+ * does what tab_draw does with its 24 bits, and the rare draws whose
+ * threshold bits tie (which read more of the stream) are redone by the
+ * scalar code, in order, before the next 16 samples.  PRIVADA_NO_SIMD at
+ * build time, a compiler without GCC's target attribute, or another
+ * architecture leaves only the scalar code.
+ */
+#if !defined(PRIVADA_NO_SIMD) && defined(__GNUC__) && defined(__x86_64__)
+#define NF_HAVE_X86 1
+#include <immintrin.h>
+#else
+#define NF_HAVE_X86 0
+#endif
+
+/* 2: AVX-512 with VBMI byte permutes, 1: AVX-512F gathers, 0: scalar. */
+static int
+simd_supported(void)
+{
+#if NF_HAVE_X86
+	if (!__builtin_cpu_supports("avx512f"))
+		return 0;
+	return __builtin_cpu_supports("avx512bw") &&
+	    __builtin_cpu_supports("avx512vbmi") ? 2 : 1;
+#else
+	return 0;
+#endif
+}
 
 /* ---- parameters and the bound ---- */
 
@@ -466,6 +504,19 @@ fast_new(struct noise_fast **out, double s, int defect)
 		return rc;
 	}
 	h->tau = bound(&h->p);
+	h->simd = simd_supported();
+	for (int l = 0; l < h->p.levels && l < 4; l++) {
+		for (int i = 0; i < 16; i++) {
+			for (int b = 0; b < 3; b++) {
+				int v = 3 * (h->p.levels * i + l) + b;
+
+				h->pidx[l][4 * i + b] = (unsigned char)v;
+				h->pkeep[l] |= UINT64_C(1) << (4 * i + b);
+				if (v >= 128)
+					h->phi[l] |= UINT64_C(1) << (4 * i + b);
+			}
+		}
+	}
 	*out = h;
 	return 0;
 }
@@ -610,11 +661,28 @@ tab_draw(const struct tab *t, uint32_t c, struct rng *r)
 	return (v ^ neg) - neg;
 }
 
-/* cnt <= BLK samples: X = Z_0 + K (Z_1 + ... + K Z_{L-1}) by Horner's
- * rule, the outer table first.  The draws are separate statements so
- * that the order in which a rare tie reads the stream is fixed. */
+/* One sample from its L 24-bit chunks at p: X = Z_0 + K (Z_1 + ... + K
+ * Z_{L-1}) by Horner's rule, the outer table first.  The draws are
+ * separate statements so that the order in which a rare tie reads the
+ * stream is fixed. */
+static inline int64_t
+draw_one(const struct noise_fast *h, const unsigned char *p, struct rng *r)
+{
+	int64_t acc = tab_draw(&h->outer, load24(p), r);
+
+	for (int l = 1; l < h->p.levels; l++) {
+		p += 3;
+		acc = acc * (int64_t)h->p.mult + tab_draw(&h->inner, load24(p),
+		    r);
+	}
+	return acc;
+}
+
+/* cnt <= BLK samples from the scalar code: the stream bytes of the whole
+ * block first (3 L per sample, in sample order), then each sample from
+ * its own bytes, ties reading on from the stream. */
 static void
-draw_block(const struct noise_fast *h, struct rng *r, int64_t *out,
+draw_block_scalar(const struct noise_fast *h, struct rng *r, int64_t *out,
     size_t cnt)
 {
 	unsigned char buf[BLK * NOISE_FAST_LMAX * 3 + 1];
@@ -645,16 +713,181 @@ draw_block(const struct noise_fast *h, struct rng *r, int64_t *out,
 		}
 		break;
 	default:
-		for (size_t i = 0; i < cnt; i++) {
-			int64_t acc = tab_draw(to, load24(p), r);
-
-			p += 3;
-			for (int l = 1; l < L; l++, p += 3)
-				acc = acc * k + tab_draw(ti, load24(p), r);
-			out[i] = acc;
-		}
+		for (size_t i = 0; i < cnt; i++, p += 3 * (size_t)L)
+			out[i] = draw_one(h, p, r);
 		break;
 	}
+}
+
+#if NF_HAVE_X86
+#define AVX512_FN __attribute__((target("avx512f")))
+#define VBMI_FN __attribute__((target("avx512f,avx512bw,avx512vbmi")))
+
+/* Bytes after a block's stream bytes that the vector code may load (its
+ * 64-byte loads); they are zeroed first and never decide a value. */
+#define SPARE 192
+
+/*
+ * Sixteen samples from their chunks c[l] (lane i: the 24 bits at p + 3 (L
+ * i + l) of the block's bytes), as doubles times scale (a power of two):
+ * |X| < 2^46, and every partial sum of Horner's rule is an integer of at
+ * most that size, so the double arithmetic is exact and gives the integer
+ * of the scalar code, scaled exactly.  Each lane does tab_draw's work.
+ * @return the lanes where some draw tied: their values are wrong and must
+ * be redone by draw_one.
+ */
+AVX512_FN static inline unsigned
+draw16_tables(const struct noise_fast *h, const __m512i *c, double *out,
+    double scale)
+{
+	const __m512i m16 = _mm512_set1_epi32(0xffff);
+	const __m512i low = _mm512_set1_epi32((int)HOT_LOW);
+	const __m512d kd = _mm512_set1_pd((double)h->p.mult);
+	__m512d acc0 = _mm512_setzero_pd(), acc1 = _mm512_setzero_pd();
+	__mmask16 tie = 0;
+
+	for (int l = 0; l < h->p.levels; l++) {
+		const struct tab *t = l == 0 ? &h->outer : &h->inner;
+		__m512i j, u, e, hi, v;
+		__m512d d0, d1;
+		__mmask16 lt, neg;
+
+		j = _mm512_and_si512(c[l], _mm512_set1_epi32((int)t->mask));
+		u = _mm512_srlv_epi32(c[l], _mm512_set1_epi32(CHUNK -
+		    (int)t->top));
+		e = _mm512_i32gather_epi32(j, (const void *)t->hot, 4);
+		hi = _mm512_srli_epi32(e, 17);
+		lt = _mm512_cmplt_epu32_mask(u, hi);
+		tie |= _mm512_mask_cmpeq_epu32_mask(
+		    _mm512_test_epi32_mask(e, low), u, hi);
+		v = _mm512_mask_blend_epi32(lt, _mm512_and_si512(e, m16), j);
+		neg = _mm512_test_epi32_mask(c[l], _mm512_set1_epi32(1 <<
+		    t->m));
+		v = _mm512_mask_sub_epi32(v, neg, _mm512_setzero_si512(), v);
+		d0 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(v));
+		d1 = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(v, 1));
+		if (l == 0) {
+			acc0 = d0;
+			acc1 = d1;
+		} else {
+			acc0 = _mm512_add_pd(_mm512_mul_pd(acc0, kd), d0);
+			acc1 = _mm512_add_pd(_mm512_mul_pd(acc1, kd), d1);
+		}
+	}
+	_mm512_storeu_pd(out, _mm512_mul_pd(acc0, _mm512_set1_pd(scale)));
+	_mm512_storeu_pd(out + 8, _mm512_mul_pd(acc1, _mm512_set1_pd(scale)));
+	return tie;
+}
+
+/* The chunks by gathering 32 bits at p + 3 (L i + l) and masking. */
+AVX512_FN static unsigned
+draw16_gather(const struct noise_fast *h, const unsigned char *p,
+    double *out, double scale)
+{
+	const int L = h->p.levels;
+	const __m512i off = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3,
+	    4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(3 *
+	    L));
+	__m512i c[NOISE_FAST_LMAX];
+
+	for (int l = 0; l < L; l++)
+		c[l] = _mm512_and_si512(_mm512_i32gather_epi32(
+		    _mm512_add_epi32(off, _mm512_set1_epi32(3 * l)),
+		    (const void *)p, 1), _mm512_set1_epi32(0xffffff));
+	return draw16_tables(h, c, out, scale);
+}
+
+/* The chunks by byte permutes of the 48 L <= 192 bytes (L <= 4): byte 4i
+ * + b of level l's vector is byte 3 (L i + l) + b for b < 3, and 0. */
+VBMI_FN static unsigned
+draw16_vbmi(const struct noise_fast *h, const unsigned char *p,
+    double *out, double scale)
+{
+	const int L = h->p.levels;
+	__m512i c[NOISE_FAST_LMAX], A, B, C;
+
+	A = _mm512_loadu_si512((const void *)p);
+	B = _mm512_loadu_si512((const void *)(p + 64));
+	C = _mm512_loadu_si512((const void *)(p + 128));
+	for (int l = 0; l < L; l++) {
+		__m512i idx = _mm512_loadu_si512((const void *)h->pidx[l]);
+
+		c[l] = _mm512_maskz_mov_epi8(h->pkeep[l],
+		    _mm512_mask_blend_epi8(h->phi[l],
+		    _mm512_permutex2var_epi8(A, idx, B),
+		    _mm512_permutexvar_epi8(idx, C)));
+	}
+	return draw16_tables(h, c, out, scale);
+}
+
+/* cnt <= BLK samples as doubles times scale, the same values and stream
+ * use as draw_block_scalar: groups of 16 in order, each group's tied
+ * lanes redone in order before the next group (a tie reads on from the
+ * stream exactly where the scalar code would), then the last cnt mod
+ * 16. */
+static void
+draw_block_simd(const struct noise_fast *h, struct rng *r, double *out,
+    size_t cnt, double scale)
+{
+	unsigned char buf[BLK * NOISE_FAST_LMAX * 3 + SPARE];
+	size_t step = 3 * (size_t)h->p.levels, i = 0;
+	int vbmi = h->simd == 2 && h->p.levels <= 4;
+
+	rng_bytes(r, buf, cnt * step);
+	memset(buf + cnt * step, 0, SPARE);
+	for (; i + 16 <= cnt; i += 16) {
+		unsigned tie = vbmi ? draw16_vbmi(h, buf + i * step, out + i,
+		    scale) : draw16_gather(h, buf + i * step, out + i, scale);
+
+		while (tie != 0) {
+			unsigned b = (unsigned)__builtin_ctz(tie);
+
+			out[i + b] = (double)draw_one(h, buf + (i + b) * step,
+			    r) * scale;
+			tie &= tie - 1;
+		}
+	}
+	for (; i < cnt; i++)
+		out[i] = (double)draw_one(h, buf + i * step, r) * scale;
+}
+#endif
+
+/* cnt <= BLK samples into out. */
+static void
+draw_block(const struct noise_fast *h, struct rng *r, int64_t *out,
+    size_t cnt)
+{
+#if NF_HAVE_X86
+	if (h->simd) {
+		double d[BLK];
+
+		draw_block_simd(h, r, d, cnt, 1.0);
+		for (size_t i = 0; i < cnt; i++)
+			out[i] = (int64_t)d[i];
+		return;
+	}
+#endif
+	draw_block_scalar(h, r, out, cnt);
+}
+
+/* cnt <= BLK samples into out as doubles times scale, a power of two
+ * (exact: |X| < 2^46, and the product is never subnormal for the scales
+ * of grid handles). */
+static void
+draw_block_f64(const struct noise_fast *h, struct rng *r, double *out,
+    size_t cnt, double scale)
+{
+	int64_t k[BLK];
+
+#if NF_HAVE_X86
+	if (h->simd) {
+		draw_block_simd(h, r, out, cnt, scale);
+		return;
+	}
+#endif
+	draw_block_scalar(h, r, k, cnt);
+	for (size_t i = 0; i < cnt; i++)
+		out[i] = (double)k[i] * scale;
 }
 
 /* *tv += n tau, rounded up. */
@@ -676,6 +909,33 @@ noise_fast_sample(const struct noise_fast *h, struct rng *r, int64_t *out,
 		draw_block(h, r, out + i, n - i < BLK ? n - i : BLK);
 	charge(tv_out, n, h->tau);
 	return 0;
+}
+
+int
+noise_fast_grid_noise(const struct noise_fast *h, struct rng *r, double *z,
+    size_t n, double *tv_out)
+{
+	if (tv_out == NULL || h->gamma == 0)
+		return NOISE_E_RANGE;
+	for (size_t i = 0; i < n; i += BLK) {
+		size_t cnt = n - i < BLK ? n - i : BLK;
+
+		/* k gamma: exact (gamma a power of two, |k| < 2^46). */
+		draw_block_f64(h, r, z + i, cnt, h->gamma);
+	}
+	charge(tv_out, n, h->tau);
+	return 0;
+}
+
+int
+noise_fast_test_simd(struct noise_fast *h, int on)
+{
+	int prev = h->simd;
+
+	if (on < 0 || on > simd_supported())
+		return -1;
+	h->simd = on;
+	return prev;
 }
 
 /* ---- grid noise ---- */

@@ -655,17 +655,24 @@ rng_is_seeded(const struct rng *r)
 	return r->seeded;
 }
 
-uint64_t
-rng_u64(struct rng *r)
+/* rng_u64, inlined into the other draws of this file. */
+static inline uint64_t
+u64_draw(struct rng *r)
 {
 	uint64_t v;
 
-	if (r->pos > RNG_BUF - 8)
+	if (__builtin_expect(r->pos > RNG_BUF - 8, 0))
 		refill(r);
 	v = (uint64_t)load32(r->buf + r->pos) |
 	    (uint64_t)load32(r->buf + r->pos + 4) << 32;
 	r->pos += 8;
 	return v;
+}
+
+uint64_t
+rng_u64(struct rng *r)
+{
+	return u64_draw(r);
 }
 
 void
@@ -701,25 +708,32 @@ rng_bytes(struct rng *r, void *buf, size_t n)
 	}
 }
 
-uint64_t
-rng_bits(struct rng *r, unsigned k)
+/* rng_bits for 0 < k < 64, inlined into rng_uniform_below. */
+static inline uint64_t
+bits_draw(struct rng *r, unsigned k)
 {
 	uint64_t v;
 
-	if (k == 0)
-		return 0;
-	if (k >= 64)
-		return rng_u64(r);
 	if (r->nbits < k) {
 		/* Leftover bits are discarded: every bit handed out is still
 		 * an independent uniform keystream bit. */
-		r->bitbuf = rng_u64(r);
+		r->bitbuf = u64_draw(r);
 		r->nbits = 64;
 	}
 	v = r->bitbuf & ((UINT64_C(1) << k) - 1);
 	r->bitbuf >>= k;
 	r->nbits -= k;
 	return v;
+}
+
+uint64_t
+rng_bits(struct rng *r, unsigned k)
+{
+	if (k == 0)
+		return 0;
+	if (k >= 64)
+		return u64_draw(r);
+	return bits_draw(r, k);
 }
 
 /*
@@ -734,28 +748,28 @@ rng_uniform_below(struct rng *r, uint64_t n)
 	if (n == 0)
 		return 0;
 	if (n <= UINT64_C(1) << 32) {
-		uint64_t m = rng_bits(r, 32) * n;
+		uint64_t m = bits_draw(r, 32) * n;
 		uint32_t lo = (uint32_t)m;
 
 		if (lo < n) {
 			uint32_t t = (uint32_t)((UINT64_C(1) << 32) % n);
 
 			while (lo < t) {
-				m = rng_bits(r, 32) * n;
+				m = bits_draw(r, 32) * n;
 				lo = (uint32_t)m;
 			}
 		}
 		return m >> 32;
 	} else {
 		__extension__ typedef unsigned __int128 u128;
-		u128 m = (u128)rng_u64(r) * n;
+		u128 m = (u128)u64_draw(r) * n;
 		uint64_t lo = (uint64_t)m;
 
 		if (lo < n) {
 			uint64_t t = (0 - n) % n;
 
 			while (lo < t) {
-				m = (u128)rng_u64(r) * n;
+				m = (u128)u64_draw(r) * n;
 				lo = (uint64_t)m;
 			}
 		}

@@ -222,6 +222,16 @@ EOF
 	[ "$(meta out.tns align.widths X)" = 3,2 ]
 }
 
+@test "with two BLAS threads (both eigensolvers at once) CORAL still agrees with numpy" {
+	OPENBLAS_NUM_THREADS=2 coral-align "${COVS[@]}" "$F/xs.tns" > out.tns
+	tns to-npy --tensor X -o got.npy out.tns
+	run -0 $PY "$REF" coral "$F" got.npy source 1
+	OPENBLAS_NUM_THREADS=2 coral-align --reg 0.5 "${COVS[@]}" "$F/xs.tns" > out.tns
+	tns to-npy --tensor X -o got.npy out.tns
+	run -1 $PY "$REF" coral "$F" got.npy source 1
+	run -0 $PY "$REF" coral "$F" got.npy source 0.5
+}
+
 @test "the CORAL check fails when the regulariser differs" {
 	coral-align --reg 0.5 "${COVS[@]}" "$F/xs.tns" > out.tns
 	tns to-npy --tensor X -o got.npy out.tns

@@ -334,18 +334,31 @@ covs_free(struct covs *c)
 
 /* ---- the maps ---- */
 
-/* Eigen-decomposition of C + reg I into V (k x k) and w (ascending). */
+/* C + reg I into V (k x k), ready for la_eigh. */
 static void
-eig(const struct blk *b, double reg, double *V, double *w, const char *what)
+eig_input(const struct blk *b, double reg, double *V)
 {
 	size_t k = b->k;
 
 	memcpy(V, b->cov, k * k * sizeof *V);
 	for (size_t i = 0; i < k; i++)
 		V[i * k + i] += reg;
-	if (la_eigh(k, V, w) != 0)
+}
+
+static void
+eig_check(const struct blk *b, int rc, const char *what)
+{
+	if (rc != 0)
 		cli_die(EX_SOFTWARE, "block %llu: the eigensolver failed on the "
 		    "%s covariance", (unsigned long long)b->id, what);
+}
+
+/* Eigen-decomposition of C + reg I into V (k x k) and w (ascending). */
+static void
+eig(const struct blk *b, double reg, double *V, double *w, const char *what)
+{
+	eig_input(b, reg, V);
+	eig_check(b, la_eigh(b->k, V, w), what);
 }
 
 /* Eigenvalues below 0 are clamped to 0 (a released covariance need not
@@ -387,35 +400,44 @@ clamp(const struct blk *b, double *w, int inverse, const char *what)
 }
 
 /* The CORAL map Cs^(-1/2) Ct^(1/2) of block s (t: the same block of the
- * target stream), from one eigen-decomposition of each covariance. */
+ * target stream), from one eigen-decomposition of each covariance (the
+ * two at once when the BLAS has two or more threads: la_eigh2). */
 static void
 coral_map(struct blk *s, const struct blk *t, double reg, int verbose)
 {
 	size_t k = s->k, kk = k * k;
 	double *V = cli_reallocarray(NULL, kk, sizeof *V);
+	double *U = cli_reallocarray(NULL, kk, sizeof *U);
 	double *R = cli_reallocarray(NULL, kk, sizeof *R);
 	double *T = cli_reallocarray(NULL, kk, sizeof *T);
 	double *w = cli_reallocarray(NULL, k, sizeof *w);
+	double *wt = cli_reallocarray(NULL, k, sizeof *wt);
+	int rcs, rct;
 
-	eig(s, reg, V, w, "source");
+	eig_input(s, reg, V);
+	eig_input(t, reg, U);
+	la_eigh2(k, V, w, &rcs, U, wt, &rct);
+	eig_check(s, rcs, "source");
 	if (verbose && k > 0)
 		fprintf(stderr, "%s: block %llu: %zu features; source "
 		    "eigenvalues (with --reg) %.6g to %.6g", cli_prog(),
 		    (unsigned long long)s->id, k, w[0], w[k - 1]);
 	clamp(s, w, 1, "source");
 	la_sym_from_eig(k, V, w, R, T);		/* R = Cs^(-1/2) */
-	eig(t, reg, V, w, "target");
+	eig_check(t, rct, "target");
 	if (verbose && k > 0)
-		fprintf(stderr, ", target %.6g to %.6g\n", w[0], w[k - 1]);
-	clamp(t, w, 0, "target");
+		fprintf(stderr, ", target %.6g to %.6g\n", wt[0], wt[k - 1]);
+	clamp(t, wt, 0, "target");
 	s->map = cli_reallocarray(NULL, kk, sizeof *s->map);
-	la_sym_from_eig(k, V, w, T, s->map);	/* T = Ct^(1/2) */
+	la_sym_from_eig(k, U, wt, T, s->map);	/* T = Ct^(1/2) */
 	la_gemm(0, 0, k, k, k, 1.0, R, T, 0.0, s->map);
 	s->w = k;
 	free(V);
+	free(U);
 	free(R);
 	free(T);
 	free(w);
+	free(wt);
 }
 
 /* The top-dim eigenvectors of a block's covariance, by decreasing
