@@ -136,7 +136,7 @@ END {
 		for (j = 1; j <= nl; j++)
 			row = row " | " mean_ref(mt, lab[j])
 		print row " |"
-		row = "| ε spent (largest dataset, rdp-account)"
+		row = "| ε spent (largest protected dataset, rdp-account)"
 		for (j = 1; j <= ne[mt]; j++) {
 			e = eps[mt, j]
 			row = row " | " ((mt, e) in np ? "NOT private" : \
