@@ -9,9 +9,10 @@
 # source, the whole target as the test set (coral-check.sh).  Trial 0 uses
 # the whole source (no subsampling): where alignment does not help.
 #   make coral-check        $(OUT)/coral-check/coral-check.md
+#   make -j2 coral-check CC_TRIALS=10   fewer trials (each is about 1 s of CPU)
 CC_TRIALS := 20
 CC_PER := 20
-CC_GRID := 1e-2 1e-1 1 10
+CC_GRID := 1e-1 1 10
 CC := $(OUT)/coral-check
 CC_TASKS := $(foreach s,$(SURF_DOMAINS),$(foreach t,$(filter-out $(s),$(SURF_DOMAINS)),$(s)-$(t)))
 CC_ROWS := $(foreach t,$(CC_TASKS),$(foreach i,0 $(shell seq 1 $(CC_TRIALS)),$(CC)/$(t)-t$(i).tsv))
