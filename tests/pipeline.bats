@@ -142,3 +142,17 @@ noadapt private"
 	run -2 prima "$BATS_TEST_TMPDIR" PSD=clip -n
 	assert_output --partial "PSD=clip: shrink, eigclip or none"
 }
+
+@test "a larger grid on the command line (SEEDS=2) runs only the missing repeats" {
+	run -0 prima "$BATS_TEST_TMPDIR"
+	run -0 prima "$BATS_TEST_TMPDIR" SEEDS=2 REPS=2
+	assert_line --regexp "dpsgd-train .*prima-surf-amazon-dslr-2-r2"
+	refute_line --regexp "dpsgd-train .*-r1\.tns"
+	refute_line --regexp "covest .*-r1\.tns"
+	run -0 cut -f 4 "$BATS_TEST_TMPDIR/out/results.tsv"
+	assert_output "reps
+2
+2
+2
+2"
+}
