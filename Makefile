@@ -31,7 +31,7 @@ BIN := $(B)/bin
 DEB_PKGS := build-essential libcsv-dev libzstd-dev zstd zlib1g-dev \
 	libopenblas-dev liblapacke-dev libgmp-dev bats bats-assert bats-support \
 	mandoc clang python3-numpy dataset-fashion-mnist python3-sklearn \
-	python3-scipy
+	python3-scipy gnuplot-nox
 
 PHONY_EXTRA := tests-bin
 .PHONY: $(PHONY_EXTRA) all deps test unit bats asan fuzz fuzz-run bench install run lint clean help
@@ -114,8 +114,11 @@ install: all ## install tools and man pages under PREFIX
 	install -m 644 man/tensor-stream.5 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 644 man/privada.7 $(DESTDIR)$(PREFIX)/share/man/man7
 
-run: deps all ## the main job: the PRIMA experiment (pipelines/prima, a few minutes)
-	$(MAKE) -C pipelines/prima
+# PRIMA on one Office-Caltech10 task at epsilon 2 (about a minute on 2
+# cores); every experiment: make -C pipelines -j2 all.
+RUN_TASK ?= surf/caltech:amazon
+run: deps all ## the main job: PRIMA on one Office-Caltech10 task at epsilon 2
+	$(MAKE) -C pipelines/prima OUT=out/run TASKS=$(RUN_TASK) EPS=2
 
 lint: ## mandoc -Tlint on every man page
 	mandoc -Tlint -W warning man/*.[157]

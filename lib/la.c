@@ -1,6 +1,8 @@
 /* la.c: OpenBLAS and LAPACKE wrappers (see la.h). */
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
 
 #include <cblas.h>
 #include <lapacke.h>
@@ -114,13 +116,25 @@ la_chol(size_t d, double *A)
 int
 la_eig_min(size_t d, double *A, double *w)
 {
-	double z[1];
+	double z[1], *ev;
 	lapack_int m = 0, isuppz[2];
+	int rc;
 
 	/* Eigenvalues only, the first in ascending order: the tridiagonal
-	 * reduction dominates, bisection on it is cheap. */
-	return LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'N', 'I', 'U', (lapack_int)d, A,
-	    (lapack_int)d, 0.0, 0.0, 1, 1, 0.0, &m, w, z, 1, isuppz);
+	 * reduction dominates, bisection on it is cheap.  dsyevr's W must
+	 * have d elements even when one eigenvalue is asked for (it is
+	 * also used as workspace): a single double overflowed into the
+	 * caller's stack. */
+	if (d > SIZE_MAX / sizeof *ev)
+		return -1;
+	if ((ev = malloc((d ? d : 1) * sizeof *ev)) == NULL)
+		return -1;
+	rc = LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'N', 'I', 'U', (lapack_int)d, A,
+	    (lapack_int)d, 0.0, 0.0, 1, 1, 0.0, &m, ev, z, 1, isuppz);
+	if (rc == 0 && m > 0)
+		*w = ev[0];
+	free(ev);
+	return rc;
 }
 
 void

@@ -39,7 +39,8 @@ int la_chol(size_t d, double *A);
 
 /* Smallest eigenvalue of the symmetric d x d matrix A (upper triangle
  * used, A overwritten) into *w, without eigenvectors (dsyevr with
- * IL = IU = 1).  @return 0 or the LAPACK info value. */
+ * IL = IU = 1).  @return 0 or the LAPACK info value, -1 when out of
+ * memory. */
 int la_eig_min(size_t d, double *A, double *w);
 /* out = V diag(f) V^T for the d x d matrix V (row-major, eigenvectors
  * as columns, as la_eigh leaves them) and f[j] >= 0: formed as W W^T

@@ -9,7 +9,7 @@ load test_helper
 
 PRIMA="$TOP/pipelines/prima"
 BIN="${PRIVADA_BIN:-$TOP/build/bin}"
-SMALL=(TASKS=amazon:dslr EPS=2 REPS=1 EPOCHS=2)
+SMALL=(TASKS=surf/amazon:dslr EPS=2 REPS=1 EPOCHS=2)
 
 # prima DIR ARGS...: make the experiment into DIR/out, hermetically.
 prima() {
@@ -32,56 +32,65 @@ setup() {
 @test "make runs the PRIMA pipeline on one task and writes a row per method and epsilon" {
 	run -0 cat "$BATS_FILE_TMPDIR/make.status"
 	assert_output 0
-	run -0 cut -f 1-5 "$OUT/results.tsv"
-	assert_output "method	source	target	epsilon	reps
-prima	amazon	dslr	2	1
-prima	amazon	dslr	np	1
-noadapt	amazon	dslr	2	1
-noadapt	amazon	dslr	np	1"
+	run -0 cut -f 1-4 "$OUT/results.tsv"
+	assert_output "task	method	epsilon	reps
+amazon->dslr	prima	2	1
+amazon->dslr	prima	np	1
+amazon->dslr	noadapt	2	1
+amazon->dslr	noadapt	np	1"
+	run -0 head -n 1 "$OUT/results.tsv"
+	assert_output "task	method	epsilon	reps	accuracy	accuracy_sd	eps_spent	wall_s	verdict"
 }
 
 @test "every accuracy of the run is a percentage read from predict's report" {
-	run -0 awk -F '\t' 'NR > 1 && !($6 >= 0 && $6 <= 100 && $6 != "") { print "bad: " $0 }' \
+	run -0 awk -F '\t' 'NR > 1 && !($5 >= 0 && $5 <= 100 && $5 != "" && $8 >= 0) { print "bad: " $0 }' \
 		"$OUT/results.tsv"
 	refute_output
 	# The run's accuracy is the "all" line of its report, in percent.
 	run -0 awk -F '\t' '$1 == "all" { printf "%.2f\n", 100 * $2 }' \
-		"$OUT/pred/prima-amazon-dslr-2-r1.report.tsv"
+		"$OUT/pred/prima-surf-amazon-dslr-2-r1.report.tsv"
 	want=$output
-	run -0 awk -F '\t' '$1 == "prima" && $4 == "2" { print $6 }' "$OUT/results.tsv"
+	run -0 awk -F '\t' '$2 == "prima" && $3 == "2" { print $5 }' "$OUT/results.tsv"
 	assert_output "$want"
 }
 
 @test "the ledger check passes and the accounted epsilons compose both releases of the source" {
-	run -0 cat "$OUT/ledger/prima-amazon-dslr-2-r1.tsv"
+	run -0 cat "$OUT/ledger/prima-surf-amazon-dslr-2-r1.tsv"
 	assert_line --partial "private: ("
 	refute_output --partial "over budget"
 	# Source: covest at 0.5 and dpsgd-train at 1.5, composed by RDP:
 	# more than either release alone, at most the budget of 2.  Target:
 	# covest at 2.  No adaptation: dpsgd-train at 2.
-	run -0 awk -F '\t' '$4 == "2" {
-		ok = $10 == "private" && $8 <= 2 && \
-		    ($1 == "prima" ? $8 > 1.55 && $9 > 1.999 && $9 <= 2 : $8 > 1.999 && $9 == "-")
-		print $1, ok ? "ok" : "bad: " $0 }' "$OUT/results.tsv"
+	run -0 awk -F '\t' '$3 == "2" {
+		n = split($7, p, ","); delete e
+		for (i = 1; i <= n; i++) { split(p[i], kv, "="); e[kv[1]] = kv[2] }
+		ok = $9 == "private" && e["amazon"] <= 2 && \
+		    ($2 == "prima" ? n == 2 && e["amazon"] > 1.55 && e["dslr"] > 1.999 && e["dslr"] <= 2 : n == 1 && e["amazon"] > 1.999)
+		print $2, ok ? "ok" : "bad: " $0 }' "$OUT/results.tsv"
 	assert_output "prima ok
 noadapt ok"
 }
 
 @test "the sigma 0 reference is accounted as NOT private" {
-	run -0 awk -F '\t' '$4 == "np" { print $1, $8, $9, $10 }' "$OUT/results.tsv"
-	assert_output "prima - - not_private
-noadapt - - not_private"
+	run -0 awk -F '\t' '$3 == "np" { print $2, $7, $9 }' "$OUT/results.tsv"
+	assert_output "prima amazon=-,dslr=- not_private
+noadapt amazon=- not_private"
 	run -0 grep -c "NOT private" "$OUT/results.md"
 	[ "$output" -ge 3 ]
 }
 
-@test "the report has the task's row with the published references and the plot is well-formed SVG" {
-	run -0 grep '^| A→D |' "$OUT/results.md"
-	assert_line --index 0 --regexp '\| 39\.5 \| 25\.48 \|$'
+@test "the report has the task's row with the published references and gnuplot's plots are well-formed" {
+	run -0 grep '^| amazon→dslr |' "$OUT/results.md"
+	assert_line --index 0 --regexp '\| 25\.48 \| 39\.5 \|$'
 	run -0 "$PY" -c 'import sys, xml.etree.ElementTree as E
 r = E.parse(sys.argv[1]).getroot()
-print(r.tag, len(r.findall("{http://www.w3.org/2000/svg}polyline")))' "$OUT/accuracy.svg"
-	assert_output "{http://www.w3.org/2000/svg}svg 2"
+print(r.tag)' "$OUT/accuracy-surf.svg"
+	assert_output "{http://www.w3.org/2000/svg}svg"
+	run -0 head -c 8 "$OUT/accuracy-surf.png"
+	assert_output --partial "PNG"
+	# The SVG carries the methods' names as legend text.
+	run -0 grep -c -e '>prima<' -e '>noadapt (NOT private)<' "$OUT/accuracy-surf.svg"
+	[ "$output" -ge 2 ]
 }
 
 @test "a rebuilt predict reruns only the predictions and the report" {
@@ -90,6 +99,7 @@ print(r.tag, len(r.findall("{http://www.w3.org/2000/svg}polyline")))' "$OUT/accu
 	run -0 prima "$BATS_FILE_TMPDIR" -W "$BIN/predict"
 	assert_line --partial "$BIN/predict "
 	assert_line --partial "summarize.awk"
+	assert_line --partial "runrow"
 	refute_output --partial "$BIN/covest "
 	refute_output --partial "$BIN/dpsgd-train "
 	refute_output --partial "$BIN/coral-align "
@@ -107,6 +117,42 @@ print(r.tag, len(r.findall("{http://www.w3.org/2000/svg}polyline")))' "$OUT/accu
 @test "an overspending configuration stops make at the ledger check" {
 	run -2 --separate-stderr prima "$BATS_TEST_TMPDIR" TGT_SHARE=1.5
 	[[ $stderr == *"rdp-account: dataset dslr: over budget: epsilon 3 > 2"* ]]
-	[ ! -e "$BATS_TEST_TMPDIR/out/ledger/prima-amazon-dslr-2-r1.tsv" ]
+	[ ! -e "$BATS_TEST_TMPDIR/out/ledger/prima-surf-amazon-dslr-2-r1.tsv" ]
 	[ ! -e "$BATS_TEST_TMPDIR/out/results.tsv" ]
+}
+
+@test "the ablations reach the tools: forward selection, eigclip, subspace alignment" {
+	run -0 prima "$BATS_TEST_TMPDIR" SUBSPACES=forward SELECT_K=50 PSD=eigclip ALIGN=sa SA_DIM=5
+	# The target's blocks are chosen by forward selection on its release,
+	# the source is released in the same blocks.
+	assert_line --regexp "covest .*--subspaces select:50 .*surf-dslr-tgt-2-r1"
+	assert_line --regexp "covest .*--subspaces from:$BATS_TEST_TMPDIR/out/cov/surf-dslr-tgt-2-r1.tns .*surf-amazon-src-to-dslr-2-r1"
+	assert_line --partial "psdshrink -q --method eigclip "
+	assert_line --partial "coral-align -q --method sa --dim 5 "
+	run -0 awk -F '\t' '$3 == "2" { print $2, $9 }' "$BATS_TEST_TMPDIR/out/results.tsv"
+	assert_output "prima private
+noadapt private"
+}
+
+@test "ALIGN=none releases no covariance and an unknown ablation is refused" {
+	run -0 prima "$BATS_TEST_TMPDIR" ALIGN=none -n
+	refute_output --partial "covest"
+	refute_output --partial "coral-align"
+	assert_line --regexp "dpsgd-train -q --epsilon 2 .*model/prima-surf-amazon-dslr-2-r1"
+	run -2 prima "$BATS_TEST_TMPDIR" PSD=clip -n
+	assert_output --partial "PSD=clip: shrink, eigclip or none"
+}
+
+@test "a larger grid on the command line (SEEDS=2) runs only the missing repeats" {
+	run -0 prima "$BATS_TEST_TMPDIR"
+	run -0 prima "$BATS_TEST_TMPDIR" SEEDS=2 REPS=2
+	assert_line --regexp "dpsgd-train .*prima-surf-amazon-dslr-2-r2"
+	refute_line --regexp "dpsgd-train .*-r1\.tns"
+	refute_line --regexp "covest .*-r1\.tns"
+	run -0 cut -f 4 "$BATS_TEST_TMPDIR/out/results.tsv"
+	assert_output "reps
+2
+2
+2
+2"
 }
