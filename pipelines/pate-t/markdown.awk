@@ -1,7 +1,13 @@
 # markdown.awk: results.md, the table of results.tsv with paper 004's
 # Table 1 (paper004-table1.tsv) as the reference shape.  Variables: delta,
 # reps, share, students, params (a line of the hyperparameters).
-BEGIN { FS = "\t" }
+BEGIN {
+	FS = "\t"
+	n = split(students, S, " ")
+	slist = ""
+	for (i = 1; i <= n; i++)
+		slist = slist (i > 1 ? ", " : "") "`" S[i] "`"
+}
 function pct(v) { return v == "-" ? "-" : sprintf("%.1f", 100 * v) }
 FILENAME ~ /paper004/ {
 	if ($0 ~ /^#/ || $1 == "dataset")
@@ -33,7 +39,7 @@ FNR == 1 { next }
 	    "can never beat the data-independent one for that many teachers).  " \
 	    "Accuracies are means over %s repeats (fresh vote noise each; sd " \
 	    "over the repeats).  Rows without an epsilon are NOT private for " \
-	    "MNIST.\n\n", share, students, delta, reps
+	    "MNIST.\n\n", share, slist, delta, reps
 	print "| teachers | mechanism | noise | student | epsilon (guarantee) | data-dependent epsilon (sanitised) | released | answered | label acc. % | student acc. % (sd) | mean teacher acc. % | wall s |"
 	print "|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for (i = 1; i <= nr; i++) {
