@@ -40,8 +40,8 @@ enum {
 /* getopt values of the long-only options. */
 enum {
 	L_ALLOW_SEEDED = 256, L_ANALYTIC, L_BUDGET, L_CONVERSION, L_COUNT,
-	L_COUNTS, L_DDEP, L_FORMAT, L_GAMMA, L_ORDERS, L_PLD, L_PUBLIC, L_Q, L_QUERIES,
-	L_REPEAT, L_SCALE, L_SENS, L_SIGMA, L_SOLVE, L_STEPS
+	L_COUNTS, L_DDEP, L_FORMAT, L_GAMMA, L_ORDERS, L_PLD, L_PUBLIC, L_Q,
+	L_QUERIES, L_REPEAT, L_SCALE, L_SENS, L_SIGMA, L_SOLVE, L_STEPS
 };
 
 static const struct option longopts[] = {
@@ -161,7 +161,8 @@ usage(int status)
 "           [--format text|tsv|json] [--orders list] event [+ event ...]\n"
 "       rdp-account ledger [-qv] [--allow-seeded] [--budget eps]\n"
 "           [--conversion improved|classic] --delta d\n"
-"           [--format text|tsv|json] [--public name[,name ...]] [file ...]\n", fp);
+"           [--format text|tsv|json] [--public name[,name ...]]\n"
+"           [file ...]\n", fp);
 	if (status == 0)
 		fputs(
 "\n"
