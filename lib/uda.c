@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ck.h"
+#include "la.h"
 #include "uda.h"
 
 /* Most rows of one associative batch: the work array is quadratic. */
@@ -12,14 +14,19 @@
 size_t
 uda_assoc_work(size_t na, size_t nb, size_t h)
 {
+	size_t quad = 4 * na * nb + 2 * na * na + nb + 2 * na, emb, n;
+
 	if (na == 0 || nb == 0 || na > UDA_MAX_ROWS || nb > UDA_MAX_ROWS ||
-	    h == 0 || h > SIZE_MAX / 16 - 4 * (size_t)UDA_MAX_ROWS *
-	    UDA_MAX_ROWS)
+	    h == 0)
 		return 0;
 	/* M/P^ab, P^ba, G^ab, G^ba: na nb each; P^aba, G^aba: na^2 each;
-	 * P^visit: nb; P^cover and the class counts: na each; a row of h
-	 * accumulators. */
-	return 4 * na * nb + 2 * na * na + nb + 2 * na + h;
+	 * P^visit: nb; P^cover and the class counts: na each (quad, which
+	 * cannot overflow for rows <= 2^16); A and B in double and the
+	 * gradient in A before its rounding to float: (2 na + nb) h. */
+	if (ck_mul_size(2 * na + nb, h, &emb) != 0 ||
+	    ck_add_size(quad, emb, &n) != 0 || n > SIZE_MAX / sizeof(double))
+		return 0;
+	return n;
 }
 
 /* Softmax of the n values x[0], x[stride], ... into p (packed). */
@@ -55,7 +62,8 @@ uda_assoc(const float *A, const float *B, size_t na, size_t nb, size_t h,
     const int32_t *y, const double w[3], double *loss,
     struct uda_assoc_parts *parts, float *gA, float *gB, double *work)
 {
-	double *Pab, *Pba, *Gab, *Gba, *Paba, *Gaba, *vis, *cov, *cnt, *acc;
+	double *Pab, *Pba, *Gab, *Gba, *Paba, *Gaba, *vis, *cov, *cnt;
+	double *Ad, *Bd, *GA;
 	double lw = 0, lv = 0, lc = 0;
 
 	if (uda_assoc_work(na, nb, h) == 0)
@@ -75,17 +83,19 @@ uda_assoc(const float *A, const float *B, size_t na, size_t nb, size_t h,
 	vis = Gaba + na * na;
 	cov = vis + nb;
 	cnt = cov + na;
-	acc = cnt + na;
+	Ad = cnt + na;
+	Bd = Ad + na * h;
+	GA = Bd + nb * h;
 
-	/* M = A B^T (in Pab), then P^ba from its columns, P^ab from its
-	 * rows (in place). */
-	for (size_t i = 0; i < na; i++)
-		for (size_t j = 0; j < nb; j++) {
-			double s = 0;
-			for (size_t k = 0; k < h; k++)
-				s += (double)A[i * h + k] * (double)B[j * h + k];
-			Pab[i * nb + j] = s;
-		}
+	/* The products are DGEMMs on double copies of A and B (exact: every
+	 * float is a double), so the sums differ from a plain loop's only by
+	 * their order.  M = A B^T (in Pab), then P^ba from its columns, P^ab
+	 * from its rows (in place). */
+	for (size_t i = 0; i < na * h; i++)
+		Ad[i] = (double)A[i];
+	for (size_t i = 0; i < nb * h; i++)
+		Bd[i] = (double)B[i];
+	la_gemm(0, 1, na, nb, h, 1, Ad, Bd, 0, Pab);
 	for (size_t j = 0; j < nb; j++)
 		softmax_strided(Pab + j, na, nb, Pba + j * na);
 	for (size_t i = 0; i < na; i++) {
@@ -93,14 +103,8 @@ uda_assoc(const float *A, const float *B, size_t na, size_t nb, size_t h,
 		softmax_strided(row, nb, 1, Gab);
 		memcpy(row, Gab, nb * sizeof *row);
 	}
-	/* P^aba = P^ab P^ba (the inner loops run along rows). */
-	memset(Paba, 0, na * na * sizeof *Paba);
-	for (size_t i = 0; i < na; i++)
-		for (size_t j = 0; j < nb; j++) {
-			double p = Pab[i * nb + j];
-			for (size_t l = 0; l < na; l++)
-				Paba[i * na + l] += p * Pba[j * na + l];
-		}
+	/* P^aba = P^ab P^ba. */
+	la_gemm(0, 0, na, na, nb, 1, Pab, Pba, 0, Paba);
 	/* Walker: T_il = [y_i = y_l] / cnt_i. */
 	for (size_t i = 0; i < na; i++) {
 		cnt[i] = 0;
@@ -147,24 +151,15 @@ uda_assoc(const float *A, const float *B, size_t na, size_t nb, size_t h,
 	 * (G^ab = G^aba P^ba^T, G^ba = P^ab^T G^aba), then the visit and
 	 * cover terms. */
 	for (size_t i = 0; i < na; i++)
-		for (size_t j = 0; j < nb; j++) {
-			double s = 0;
-			for (size_t l = 0; l < na; l++)
-				s += Gaba[i * na + l] * Pba[j * na + l];
-			Gab[i * nb + j] = s - w[1] / ((double)nb * (double)na *
+		for (size_t j = 0; j < nb; j++)
+			Gab[i * nb + j] = -w[1] / ((double)nb * (double)na *
 			    vis[j]);
-		}
-	for (size_t j = 0; j < nb; j++) {
-		double *g = Gba + j * na;
-
+	la_gemm(0, 1, na, nb, na, 1, Gaba, Pba, 1, Gab);
+	for (size_t j = 0; j < nb; j++)
 		for (size_t l = 0; l < na; l++)
-			g[l] = -w[2] / ((double)na * (double)nb * cov[l]);
-		for (size_t i = 0; i < na; i++) {
-			double p = Pab[i * nb + j];
-			for (size_t l = 0; l < na; l++)
-				g[l] += p * Gaba[i * na + l];
-		}
-	}
+			Gba[j * na + l] = -w[2] / ((double)na * (double)nb *
+			    cov[l]);
+	la_gemm(1, 0, nb, na, na, 1, Pab, Gaba, 1, Gba);
 	/* Through the softmaxes, into dL/dM = dS^ab + (dS^ba)^T (in Gab). */
 	for (size_t i = 0; i < na; i++)
 		softmax_back(Pab + i * nb, Gab + i * nb, nb);
@@ -173,28 +168,14 @@ uda_assoc(const float *A, const float *B, size_t na, size_t nb, size_t h,
 	for (size_t i = 0; i < na; i++)
 		for (size_t j = 0; j < nb; j++)
 			Gab[i * nb + j] += Gba[j * na + i];
-	/* M = A B^T: dL/dA = dM B, dL/dB = dM^T A, a row at a time in
-	 * the accumulators. */
-	for (size_t i = 0; i < na; i++) {
-		memset(acc, 0, h * sizeof *acc);
-		for (size_t j = 0; j < nb; j++) {
-			double g = Gab[i * nb + j];
-			for (size_t k = 0; k < h; k++)
-				acc[k] += g * (double)B[j * h + k];
-		}
-		for (size_t k = 0; k < h; k++)
-			gA[i * h + k] = (float)acc[k];
-	}
-	for (size_t j = 0; j < nb; j++) {
-		memset(acc, 0, h * sizeof *acc);
-		for (size_t i = 0; i < na; i++) {
-			double g = Gab[i * nb + j];
-			for (size_t k = 0; k < h; k++)
-				acc[k] += g * (double)A[i * h + k];
-		}
-		for (size_t k = 0; k < h; k++)
-			gB[j * h + k] = (float)acc[k];
-	}
+	/* M = A B^T: dL/dA = dM B (in GA), dL/dB = dM^T A (in Bd, no
+	 * longer needed), rounded to float once. */
+	la_gemm(0, 0, na, h, nb, 1, Gab, Bd, 0, GA);
+	for (size_t i = 0; i < na * h; i++)
+		gA[i] = (float)GA[i];
+	la_gemm(1, 0, nb, h, na, 1, Gab, Ad, 0, Bd);
+	for (size_t i = 0; i < nb * h; i++)
+		gB[i] = (float)Bd[i];
 	return UDA_OK;
 }
 

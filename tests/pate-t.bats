@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # pipelines/pate-t end to end on a reduced parameter set (5 teachers, about
-# 60 USPS queries, one noise level of each mechanism, one repeat, a few
-# teacher epochs: parameters overridden on the make command line), in a
-# scratch output directory.  The run takes a few seconds; it is made once,
+# 60 USPS queries, one noise level of each mechanism, confident GNMax
+# answering at most 30, both students, one repeat, a few epochs:
+# parameters overridden on the make command line), in a scratch output
+# directory.  The run takes a few seconds; it is made once,
 # in setup_file, and its exit status is checked by the first test.  The
 # votes draw fresh noise (a private run): no test depends on their values
 # except through exact relations (the table reports what the files hold).
@@ -14,8 +15,10 @@ PATE="$TOP/pipelines/pate-t"
 BIN=$(cd "${PRIVADA_BIN:-$TOP/build/bin}" && pwd)
 PATH="$BIN:$PATH"
 SMALL=(TEACHERS=5 SHARE=60 LNMAX_GAMMAS=0.05 GNMAX_SIGMAS=20 REPS=1
+	CGNMAX=40:0.6:20 MAX_ANSWERS=30
 	BASE_EPS=4 "TEACHER_OPTS=--epochs 3 --lr 0.5 --batch 32"
 	"STUDENT_OPTS=--epochs 5 --lr 0.5 --batch 32"
+	"ASSOC_OPTS=--hidden 32 --epochs 5 --lr 0.5 --batch 32"
 	"BASE_OPTS=--epochs 2 --lr 0.5 --batch 32"
 	"BASE_DP_OPTS=--epochs 2 --lr 4 --batch 256 --clip 1")
 
@@ -38,23 +41,33 @@ setup() {
 	OUT="$BATS_FILE_TMPDIR/out"
 }
 
-@test "make runs PATE-T with 5 teachers and writes a row per mechanism, noise level and baseline" {
+@test "make runs PATE-T with 5 teachers and writes a row per mechanism, noise level, student and baseline" {
 	run -0 cat "$BATS_FILE_TMPDIR/make.status"
 	assert_output 0
-	run -0 cut -f 1-4,6 "$OUT/results.tsv"
-	assert_output "teachers	mechanism	noise	runs	verdict
-5	lnmax	gamma=0.05	1	private
-5	gnmax	sigma=20	1	private
-5	exact	none	1	not_private
--	no-teachers	none	1	not_private
--	no-teachers-dpsgd	eps=4	1	private
--	usps-true-labels	none	1	-"
-	# every line has 12 fields, accuracies are in [0, 1]
-	run -0 awk -F '\t' 'NF != 12 || (NR > 1 && !($9 >= 0 && $9 <= 1)) { print "bad: " $0 }' \
+	run -0 cut -f 1-4,6,13,15 "$OUT/results.tsv"
+	assert_output "teachers	mechanism	noise	runs	verdict	student	data_dependent_released
+5	lnmax	gamma=0.05	1	private	assoc	-
+5	lnmax	gamma=0.05	1	private	classify	-
+5	gnmax	sigma=20	1	private	assoc	0/1
+5	gnmax	sigma=20	1	private	classify	0/1
+5	cgnmax	sigma1=40,T=0.6n,sigma=20	1	data_dependent	assoc	1/1
+5	exact	none	1	not_private	assoc	-
+5	exact	none	1	not_private	classify	-
+-	no-teachers	none	1	not_private	-	-
+-	no-teachers-dpsgd	eps=4	1	private	-	-
+-	usps-true-labels	none	1	-	assoc	-
+-	usps-true-labels	none	1	-	classify	-"
+	# every line has 15 fields, accuracies are in [0, 1]
+	run -0 awk -F '\t' 'NF != 15 || (NR > 1 && !($9 >= 0 && $9 <= 1)) { print "bad: " $0 }' \
 		"$OUT/results.tsv"
 	refute_output
 	[ -s "$OUT/results.md" ]
-	$PY -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$OUT/accuracy.svg"
+	for s in accuracy accuracy-assoc accuracy-classify; do
+		$PY -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$OUT/$s.svg"
+	done
+	# the assoc plot has the data-dependent series (dashed, hollow marks)
+	grep -q 'stroke-dasharray="6,3"/>' "$OUT/accuracy-assoc.svg"
+	grep -q 'sanitised data-dependent epsilon' "$OUT/accuracy-assoc.svg"
 }
 
 @test "the ledger epsilon of each student equals rdp-account pate-lnmax and pate-gnmax for its queries" {
@@ -70,13 +83,41 @@ print(t["shape"][0])')
 		set -- $m
 		want=$(rdp-account --delta 1e-5 --format tsv pate-$1 --$2 $3 --queries "$q" |
 			awk -F '\t' '$1 == "epsilon" { print $2 }')
-		got=$(awk -F '\t' '$1 == "mnist" { print $3 }' "$OUT/n5/$1-$3-r1.ledger.tsv")
+		got=$(awk -F '\t' '$1 == "mnist" { print $3 }' "$OUT/n5/$1-$3-r1.classify.ledger.tsv")
 		$PY -c "import sys; w, g = map(float, sys.argv[1:]); assert abs(w - g) <= 1e-9 * w, (w, g)" \
 			"$want" "$got"
-		run -0 awk -F '\t' -v m="$1" '$2 == m { print $5 }' "$OUT/results.tsv"
+		run -0 awk -F '\t' -v m="$1" '$2 == m && $13 == "classify" { print $5 }' "$OUT/results.tsv"
 		$PY -c "import sys; w, g = map(float, sys.argv[1:]); assert abs(w - g) <= 1e-4, (w, g)" \
 			"$want" "$output"
 	done
+	# 5 teachers can never beat the data-independent bound: no release
+	run -0 cat "$OUT/n5/gnmax-20-r1.labels.tns.dd"
+	assert_output "refused: the bound never beats the data-independent one"
+}
+
+@test "confident GNMax answers at most 30 queries, releases its data-dependent bound, and the assoc student learns from the answered ones" {
+	run -0 cat "$OUT/n5/cgnmax-40_0.6_20-r1.labels.tns.dd"
+	assert_output --regexp '^released [0-9.]+$'
+	# the answered count of the table is the labels' count of y != -1, at most 30
+	ans=$(tns to-csv -q --tensor y "$OUT/n5/cgnmax-40_0.6_20-r1.labels.tns" | awk '$1 != -1 { n++ } END { print n + 0 }')
+	[ "$ans" -le 30 ]
+	run -0 awk -F '\t' '$2 == "cgnmax" { print $7 }' "$OUT/results.tsv"
+	assert_output "$ans.0"
+	# the student's ledger: the guarantee and the sanitised data-dependent
+	# epsilon, as rdp-account reports them for the vote's own output
+	run -0 rdp-account ledger --delta 1e-5 --format tsv "$OUT/n5/cgnmax-40_0.6_20-r1.labels.tns"
+	want=$(awk -F '\t' '$1 == "mnist" { print $3, $13 }' <<< "$output")
+	got=$(awk -F '\t' '$1 == "mnist" { print $3, $13 }' "$OUT/n5/cgnmax-40_0.6_20-r1.assoc.ledger.tsv")
+	[ "$want" = "$got" ]
+	[[ $want != *" -" ]]
+	run -0 awk -F '\t' '$2 == "cgnmax" { printf "%.4f %.4f\n", $5, $14 }' "$OUT/results.tsv"
+	assert_output "$(awk '{ printf "%.4f %.4f\n", $1, $2 }' <<< "$got")"
+	# the student is associative, trained on the answered rows only
+	run -0 tns info -v "$OUT/n5/cgnmax-40_0.6_20-r1.assoc.student.tns"
+	assert_line --regexp '^ *train\.adapt +assoc$'
+	assert_line --regexp "^ *train\.labelled_rows +$ans\$"
+	# classify cannot take unanswered queries: it has no cgnmax student
+	[ ! -e "$OUT/n5/cgnmax-40_0.6_20-r1.classify.student.tns" ]
 }
 
 @test "the teachers' predictions carry five disjoint parts of one split of MNIST" {
@@ -117,7 +158,7 @@ assert rows == 10000, rows' "$output"
 	tns to-npy -q --tensor y -o exact.npy "$OUT/n5/exact-0-r1.labels.tns"
 	tns to-npy -q --tensor y -o lnmax.npy "$OUT/n5/lnmax-0.05-r1.labels.tns"
 	tns to-npy -q --tensor y -o true.npy "$OUT/queries.tns"
-	acc=$(awk -F '\t' '$2 == "lnmax" { print $8 }' "$OUT/results.tsv")
+	acc=$(awk -F '\t' '$2 == "lnmax" && $13 == "classify" { print $8 }' "$OUT/results.tsv")
 	$PY - "$acc" <<'EOF'
 import sys
 import numpy as np
@@ -132,38 +173,30 @@ EOF
 }
 
 @test "the student carries only the vote's release for MNIST and the DP-SGD baseline its own" {
-	run -0 rdp-account ledger --delta 1e-5 --format tsv "$OUT/n5/gnmax-20-r1.student.tns"
-	assert_line --regexp "^mnist	1	[0-9.]+	.*	replace_one	0	none	0	private	"
-	assert_line --regexp "^usps	0	0	.*	aggregate	0	not_private	"
+	for s in classify assoc; do
+		run -0 rdp-account ledger --delta 1e-5 --format tsv "$OUT/n5/gnmax-20-r1.$s.student.tns"
+		assert_line --regexp "^mnist	1	[0-9.]+	.*	replace_one	0	none	0	private	"
+		assert_line --regexp "^usps	0	0	.*	aggregate	0	not_private	"
+		# what the pipeline's ledger step wrote: usps declared public
+		run -0 cat "$OUT/n5/gnmax-20-r1.$s.ledger.tsv"
+		assert_line --regexp "^usps	0	0	.*	aggregate	0	public	.*	1\$"
+	done
 	run -0 rdp-account ledger --delta 1e-5 --budget 4.000001 "$OUT/base/dp-4-r1.tns"
 }
 
-@test "a budget below the vote's epsilon stops make, and USPS alone never does" {
-	rm -f "$OUT/n5/lnmax-0.05-r1.ledger.tsv"
-	run -2 --separate-stderr pate "$BATS_FILE_TMPDIR" BUDGET=1 "$OUT/n5/lnmax-0.05-r1.ledger.tsv"
-	[[ $stderr == *"guard.awk: mnist: over budget: epsilon 3.5"*" > 1"* ]]
-	[ ! -e "$OUT/n5/lnmax-0.05-r1.ledger.tsv" ]
-	run -0 --separate-stderr pate "$BATS_FILE_TMPDIR" BUDGET=4 "$OUT/n5/lnmax-0.05-r1.ledger.tsv"
-	[ -s "$OUT/n5/lnmax-0.05-r1.ledger.tsv" ]
-}
-
-@test "guard.awk passes a not-private dataset only when it is declared public" {
-	h='dataset	releases	epsilon	order	delta	delta_extra	neighbours	seeded	raw	data_dependent	verdict	why'
-	m='mnist	1	3.5	6.7	1e-05	0	replace_one	0	none	0	private	private: ok'
-	mo='mnist	1	3.5	6.7	1e-05	0	replace_one	0	none	0	over_budget	over budget: epsilon 3.5 > 1'
-	u='usps	0	0	0	1e-05	0	none	0	aggregate	0	not_private	NOT private: raw'
-	s='svhn	0	0	0	1e-05	0	none	0	aggregate	0	not_private	NOT private: raw'
-	g() { awk -v protected=mnist -v public="$1" -v np="${2:-0}" -f "$PATE/guard.awk"; }
-	run -0 g usps <<< "$h"$'\n'"$m"$'\n'"$u"
-	assert_line --index 1 "$m"
-	run -1 --separate-stderr g usps <<< "$h"$'\n'"$m"$'\n'"$u"$'\n'"$s"
-	[[ $stderr == "guard.awk: svhn (not declared public): NOT private: raw" ]]
-	run -1 --separate-stderr g usps <<< "$h"$'\n'"$mo"$'\n'"$u"
-	[[ $stderr == "guard.awk: mnist: over budget: epsilon 3.5 > 1" ]]
-	run -1 --separate-stderr g usps <<< "$h"$'\n'"$u"
-	[[ $stderr == "guard.awk: no release for mnist" ]]
-	run -1 --separate-stderr g mnist <<< "$h"$'\n'"$u"
-	run -1 --separate-stderr g usps <<< "not a table"
-	# the NOT private reference passes its table on unchecked
-	run -0 g usps 1 <<< "$h"$'\n'"$u"
+@test "a budget below the vote's epsilon stops make, USPS alone never does, unless it is not declared public" {
+	f="$OUT/n5/lnmax-0.05-r1.classify.ledger.tsv"
+	rm -f "$f"
+	run -2 --separate-stderr pate "$BATS_FILE_TMPDIR" BUDGET=1 "$f"
+	[[ $stderr == *"rdp-account: dataset mnist: over budget: epsilon 3.5"*" > 1"* ]]
+	[[ $stderr != *"dataset usps"* ]]
+	[ ! -e "$f" ]
+	run -0 --separate-stderr pate "$BATS_FILE_TMPDIR" BUDGET=4 "$f"
+	[ -s "$f" ]
+	# without the declaration, the student's raw USPS marks stop make
+	rm -f "$f"
+	run -2 --separate-stderr pate "$BATS_FILE_TMPDIR" BUDGET=4 DECLARED_PUBLIC=none "$f"
+	[[ $stderr == *"rdp-account: dataset usps: NOT private: derived from the raw records"* ]]
+	[ ! -e "$f" ]
+	run -0 --separate-stderr pate "$BATS_FILE_TMPDIR" BUDGET=4 "$f"
 }

@@ -666,6 +666,56 @@ gamma() {
 	[ "$output" = "private not_private row-local $ID1 2.21411" ]
 }
 
+@test "ledger --public: a declared-public dataset's raw marks neither fail --budget nor make it not_private" {
+	stream a.tns $(entry $ID1 mnist) dp.raw.usps=aggregate dp.raw.svhn=row-local
+	# without --public, usps fails the budget
+	run -1 --separate-stderr rdp-account ledger --budget 3 --delta 1e-5 a.tns
+	[[ $stderr == *"dataset usps: NOT private"* ]]
+	run -1 --separate-stderr rdp-account ledger --public usps --budget 3 --format tsv --delta 1e-5 a.tns
+	# svhn is not declared: it still fails, usps no longer does
+	[[ $stderr == "rdp-account: dataset svhn: NOT private"* ]]
+	[[ $stderr != *"dataset usps"* ]]
+	# the existing columns keep their places; "public" is appended
+	assert_line --index 0 "dataset	releases	epsilon	order	delta	delta_extra	neighbours	seeded	raw	data_dependent	verdict	why	epsilon_data_dependent	order_data_dependent	public"
+	run -0 awk -F '\t' 'NR > 1 { print $1, $2, $9, $11, $15, NF }' <<< "$output"
+	assert_output "mnist 1 none private 0 15
+usps 0 aggregate public 1 15
+svhn 0 row-local not_private 0 15"
+	run -0 --separate-stderr rdp-account ledger --public svhn,usps --public mnistx --budget 3 --delta 1e-5 a.tns
+	assert_output --partial "public          yes (declared by the user)"
+	assert_output --partial "public (declared by the user): not accounted; derived from the raw records (dp.raw = aggregate)"
+	run -0 --separate-stderr rdp-account ledger --public usps,svhn --format json --delta 1e-5 a.tns
+	echo "$output" > out.json
+	run -0 "$PY" -c 'import json; d = {x["dataset"]: x for x in json.load(open("out.json"))["datasets"]}; print(*[(k, d[k]["verdict"], d[k]["public"], d[k]["raw"]) for k in sorted(d)])'
+	assert_output "('mnist', 'private', False, None) ('svhn', 'public', True, 'row-local') ('usps', 'public', True, 'aggregate')"
+	# an over-spent protected dataset still fails
+	run -1 --separate-stderr rdp-account ledger --public usps,svhn --budget 2 --delta 1e-5 a.tns
+	[[ $stderr == "rdp-account: dataset mnist: over budget: epsilon 2.21411 > 2" ]]
+}
+
+@test "ledger --public: a declared-public dataset with DP releases is accounted as protected" {
+	stream a.tns $(entry $ID1 mnist) dp.raw.mnist=aggregate
+	run -1 --separate-stderr rdp-account ledger --public mnist --budget 100 --format tsv --delta 1e-5 a.tns
+	[[ $stderr == "rdp-account: dataset mnist: declared public by the user, but the ledger holds 1 DP release for it: accounted as protected; NOT private"* ]]
+	run -0 awk -F '\t' 'NR > 1 { print $1, $11, $15 }' <<< "$output"
+	assert_output "mnist not_private 1"
+	stream b.tns $(entry $ID1 mnist)
+	run -1 --separate-stderr rdp-account ledger --public mnist --budget 2 --delta 1e-5 b.tns
+	[[ $stderr == *"over budget: epsilon 2.21411 > 2" ]]
+	run -0 --separate-stderr rdp-account ledger --public mnist --budget 2.3 --format tsv --delta 1e-5 b.tns
+	run -0 awk -F '\t' 'NR > 1 { print $1, $3, $11, $15 }' <<< "$output"
+	[[ $output == "mnist 2.214"*" private 1" ]]
+}
+
+@test "ledger --public refuses empty names and applies to ledger only" {
+	for bad in "" "," "a," ",a" "a,,b"; do
+		run -64 --separate-stderr rdp-account ledger --public "$bad" --delta 1e-5 x.tns
+		[[ $stderr == *"invalid --public '$bad'"* ]]
+	done
+	run -64 --separate-stderr rdp-account --public usps --delta 1e-5 laplace --scale 1
+	[[ $stderr == *"option --public applies to 'ledger' only"* ]]
+}
+
 @test "ledger of a stream without a ledger reports no datasets and passes --budget" {
 	run -0 --separate-stderr rdp-account ledger --budget 1 --delta 1e-5 x.tns
 	assert_output "no datasets: the streams carry no privacy ledger"

@@ -40,8 +40,8 @@ enum {
 /* getopt values of the long-only options. */
 enum {
 	L_ALLOW_SEEDED = 256, L_ANALYTIC, L_BUDGET, L_CONVERSION, L_COUNT,
-	L_COUNTS, L_DDEP, L_FORMAT, L_GAMMA, L_ORDERS, L_PLD, L_Q, L_QUERIES,
-	L_REPEAT, L_SCALE, L_SENS, L_SIGMA, L_SOLVE, L_STEPS
+	L_COUNTS, L_DDEP, L_FORMAT, L_GAMMA, L_ORDERS, L_PLD, L_PUBLIC, L_Q,
+	L_QUERIES, L_REPEAT, L_SCALE, L_SENS, L_SIGMA, L_SOLVE, L_STEPS
 };
 
 static const struct option longopts[] = {
@@ -59,6 +59,7 @@ static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "orders", required_argument, NULL, L_ORDERS },
 	{ "pld", no_argument, NULL, L_PLD },
+	{ "public", required_argument, NULL, L_PUBLIC },
 	{ "q", required_argument, NULL, L_Q },
 	{ "queries", required_argument, NULL, L_QUERIES },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -131,6 +132,8 @@ struct opts {
 	size_t nev;
 	const char **files;
 	size_t nfiles;
+	const char **public;		/* ledger --public lists, as given */
+	size_t npublic;
 };
 
 /* What a computation over the events gives. */
@@ -158,7 +161,8 @@ usage(int status)
 "           [--format text|tsv|json] [--orders list] event [+ event ...]\n"
 "       rdp-account ledger [-qv] [--allow-seeded] [--budget eps]\n"
 "           [--conversion improved|classic] --delta d\n"
-"           [--format text|tsv|json] [file ...]\n", fp);
+"           [--format text|tsv|json] [--public name[,name ...]]\n"
+"           [file ...]\n", fp);
 	if (status == 0)
 		fputs(
 "\n"
@@ -200,6 +204,9 @@ usage(int status)
 "                          epsilon (tighter; not used by the ledger)\n"
 "  --orders list           RDP orders: default, opacus, pate or a comma\n"
 "                          list (default: default)\n"
+"  --public names          ledger: datasets the user declares public (comma\n"
+"                          list): raw marks alone do not make them NOT\n"
+"                          private\n"
 "  --q q                   sgm: sampling probability, 0 <= q <= 1\n"
 "  --queries n             pate-*: queries answered\n"
 "  --scale b               laplace: noise scale\n"
@@ -1123,10 +1130,13 @@ run_events(struct opts *o)
 
 /* ---- the ledger ---- */
 
+/* In rising severity, but for V_PUBLIC: a dataset declared public
+ * (--public) without releases, set last. */
 enum verdict { V_PRIVATE, V_DATA_DEP, V_OVER_BUDGET, V_NO_EPSILON,
-	V_NOT_PRIVATE };
+	V_NOT_PRIVATE, V_PUBLIC };
 static const char *const verdict_names[] = {
-	"private", "data_dependent", "over_budget", "no_epsilon", "not_private"
+	"private", "data_dependent", "over_budget", "no_epsilon", "not_private",
+	"public"
 };
 
 struct dsreport {
@@ -1136,6 +1146,7 @@ struct dsreport {
 	char why[600];			/* the reasons, for people */
 	int verdict;
 	int fails;			/* fails --budget */
+	int public;			/* declared public (--public) */
 	int has_dd;			/* a sanitised data-dependent epsilon */
 	double eps_dd, order_dd;
 };
@@ -1255,6 +1266,21 @@ sanitised_dd(const struct opts *o, const struct ledger *l, const char *ds,
 	return 1;
 }
 
+/* Whether --public names ds (an element of one of its comma lists). */
+static int
+declared_public(const struct opts *o, const char *ds)
+{
+	size_t n = strlen(ds);
+
+	for (size_t i = 0; i < o->npublic; i++)
+		for (const char *p = o->public[i]; p != NULL;
+		    p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+			if (strncmp(p, ds, n) == 0 && (p[n] == ',' ||
+			    p[n] == '\0'))
+				return 1;
+	return 0;
+}
+
 static void
 judge(const struct opts *o, const struct ledger *l, struct dsreport *d)
 {
@@ -1284,6 +1310,21 @@ judge(const struct opts *o, const struct ledger *l, struct dsreport *d)
 		}
 		d->t.epsilon = INFINITY;
 	}
+	d->public = declared_public(o, d->name);
+	if (d->public && t->releases == 0) {
+		/* Nothing to account: the user says the records are public,
+		 * so outputs derived from them without privacy are fine. */
+		why_add(d, "public (declared by the user): not accounted%s",
+		    t->raw == LEDGER_AGGREGATE ? "; derived from the raw "
+		    "records (dp.raw = aggregate)" : t->raw ? "; derived from "
+		    "the raw records (dp.raw = row-local)" : "");
+		d->verdict = V_PUBLIC;
+		return;
+	}
+	if (d->public)
+		why_add(d, "declared public by the user, but the ledger holds "
+		    "%zu DP release%s for it: accounted as protected", t->releases,
+		    t->releases == 1 ? "" : "s");
 	if (t->raw) {
 		why_add(d, "NOT private: derived from the raw records without "
 		    "privacy (dp.raw.%s = %s)", d->name,
@@ -1420,6 +1461,8 @@ text_ledger(const struct opts *o, const struct ledger *l,
 		printf("  seeded          %s\n", t->seeded ? "yes" : "no");
 		printf("  raw-derived     %s\n", t->raw ? raw_name(t->raw) : "no");
 		printf("  data-dependent  %s\n", t->data_dependent ? "yes" : "no");
+		if (d[i].public)
+			printf("  public          yes (declared by the user)\n");
 		if (d[i].has_dd)
 			printf("  data-dependent epsilon %.6g at delta %g (order %g, "
 			    "sanitised with smooth sensitivity; not a "
@@ -1456,7 +1499,7 @@ tsv_ledger(const struct opts *o, const struct ledger *l,
 {
 	printf("dataset\treleases\tepsilon\torder\tdelta\tdelta_extra\t"
 	    "neighbours\tseeded\traw\tdata_dependent\tverdict\twhy\t"
-	    "epsilon_data_dependent\torder_data_dependent\n");
+	    "epsilon_data_dependent\torder_data_dependent\tpublic\n");
 	for (size_t i = 0; i < nd; i++) {
 		const struct ledger_total *t = &d[i].t;
 
@@ -1480,7 +1523,7 @@ tsv_ledger(const struct opts *o, const struct ledger *l,
 		} else {
 			fputs("-\t-", stdout);
 		}
-		putchar('\n');
+		printf("\t%d\n", d[i].public);
 	}
 	if (!o->verbose)
 		return;
@@ -1559,6 +1602,8 @@ json_ledger(const struct opts *o, const struct ledger *l,
 			jnum(&f, "epsilon_data_dependent", d[i].eps_dd);
 			jnum(&f, "order_data_dependent", d[i].order_dd);
 		}
+		jkey(&f, "public");
+		fputs(d[i].public ? "true" : "false", stdout);
 		if (o->verbose) {
 			int n = 0;
 
@@ -1662,6 +1707,21 @@ run_ledger(struct opts *o)
 }
 
 /* ---- main ---- */
+
+/* --public a,b,...: keep the list (repeatable); empty names are refused. */
+static void
+public_names(struct opts *o, const char *arg)
+{
+	size_t len = strlen(arg);
+
+	if (len == 0 || arg[0] == ',' || arg[len - 1] == ',' ||
+	    strstr(arg, ",,") != NULL)
+		cli_usage_error("invalid --public '%s': a comma-separated list "
+		    "of dataset names", arg);
+	o->public = cli_reallocarray(o->public, o->npublic + 1,
+	    sizeof *o->public);
+	o->public[o->npublic++] = arg;
+}
 
 /* Where the command line is: the command seen, a '+' waiting for its
  * event, the event whose options come now. */
@@ -1776,6 +1836,9 @@ main(int argc, char *argv[])
 		case L_ORDERS:
 			o.orders_arg = optarg;
 			break;
+		case L_PUBLIC:
+			public_names(&o, optarg);
+			break;
 		case L_REPEAT:
 			o.repeat = (uint64_t)cli_ll("--repeat", optarg, 1,
 			    (long long)MAX_REPEAT);
@@ -1803,11 +1866,13 @@ main(int argc, char *argv[])
 			    "'ledger'");
 		ch = run_ledger(&o);
 		free((void *)o.files);
+		free((void *)o.public);
 		return ch;
 	}
-	if (o.have_budget || o.allow_seeded)
+	if (o.have_budget || o.allow_seeded || o.npublic)
 		cli_usage_error("option %s applies to 'ledger' only",
-		    o.have_budget ? "--budget" : "--allow-seeded");
+		    o.have_budget ? "--budget" : o.allow_seeded ?
+		    "--allow-seeded" : "--public");
 	for (size_t i = 0; i < o.nev; i++)
 		event_check(&o.ev[i], o.nev);
 	{

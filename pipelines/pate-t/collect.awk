@@ -1,17 +1,26 @@
 # collect.awk: results.tsv of the PATE-T experiment, one line per number of
-# teachers x mechanism x noise level (means over the repeats), then the
-# baselines.  Inputs, recognised by their names:
-#   nN/CFG-rR.labels.acc    labelacc.awk: queries answered, label accuracy
-#   nN/CFG-rR.student.acc   predict --report-format tsv on the test rows
-#   nN/CFG-rR.ledger.tsv    rdp-account ledger --format tsv (guard.awk)
-#   nN/CFG-rR.vote.ms, .student.ms   wall milliseconds of the two steps
-#   nN/part-I.votes.acc     predict's report of teacher I on the queries
-#   base/NAME.acc, base/NAME.ledger.tsv   np, true-labels, dp-E-rR
-# CFG is MECH-LEVEL (lnmax-GAMMA, gnmax-SIGMA, cgnmax-S1_T_S, exact-0).
+# teachers x mechanism x noise level x student (means over the repeats),
+# then the baselines.  Inputs, recognised by their names:
+#   nN/CFG-rR.labels.acc      labelacc.awk: queries answered, label accuracy
+#   nN/CFG-rR.labels.tns.dd   vote.sh: the data-dependent release's fate
+#   nN/CFG-rR.vote.ms         wall milliseconds of the vote
+#   nN/CFG-rR.S.student.acc   predict --report-format tsv on the test rows
+#   nN/CFG-rR.S.ledger.tsv    rdp-account ledger --format tsv
+#   nN/CFG-rR.S.student.ms    wall milliseconds of student S's training
+#   nN/part-I.votes.acc       predict's report of teacher I on the queries
+#   base/NAME.acc, base/NAME.ledger.tsv   np, true-labels-S, dp-E-rR
+# CFG is MECH-LEVEL (lnmax-GAMMA, gnmax-SIGMA, cgnmax-S1_T_S, exact-0), S
+# the student (classify, assoc).
 # Output columns: teachers mechanism noise runs epsilon verdict answered
-# label_acc student_acc student_sd teacher_acc wall_s, where epsilon is
-# the ledger's for the protected dataset (-v protected) at its delta and
-# verdict that dataset's verdict ("-" where it is not in the ledger).
+# label_acc student_acc student_sd teacher_acc wall_s student
+# epsilon_data_dependent data_dependent_released.  epsilon is the
+# ledger's for the protected dataset (-v protected) at its delta: the
+# guarantee, data-independent (with the smooth-sensitivity release's cost
+# when there is one); verdict that dataset's verdict ("-" where it is not
+# in the ledger); epsilon_data_dependent the mean over the repeats of the
+# ledger's sanitised data-dependent epsilon ("-" when never released: an
+# estimate, not a guarantee); data_dependent_released "r/runs" for the
+# mechanisms that try it (gnmax, cgnmax), "-" otherwise.
 BEGIN { FS = OFS = "\t" }
 
 function fail(msg) {
@@ -32,11 +41,19 @@ function noise(mech, lv,   a) {
 	return "none"
 }
 
+function addgroup(g) {
+	if (!(g in known)) {
+		known[g] = 1
+		grp[++ng] = g
+	}
+}
+
 FNR == 1 {
 	np = split(FILENAME, p, "/")
 	dir = p[np - 1]
 	base = p[np]
 	kind = ""
+	g = g0 = ""
 	if (dir ~ /^n[0-9]+$/ && base ~ /^part-[0-9]+\.votes\.acc$/) {
 		kind = "teacher"
 		tn = substr(dir, 2)
@@ -51,7 +68,19 @@ FNR == 1 {
 		mech = cfg
 		sub(/-.*/, "", mech)
 		lv = substr(cfg, length(mech) + 2)
-		g = substr(dir, 2) SUBSEP (mech == "exact" ? "exact" : mech) SUBSEP noise(mech, lv)
+		g0 = substr(dir, 2) SUBSEP mech SUBSEP noise(mech, lv)
+		if (kind ~ /^(classify|assoc)\./) {
+			st = kind
+			sub(/\..*/, "", st)
+			kind = substr(kind, length(st) + 2)
+			g = g0 SUBSEP st
+			addgroup(g)
+			if (!((g, rep) in hasrun)) {
+				hasrun[g, rep] = 1
+				nrun[g]++
+			}
+		} else if (kind !~ /^(labels\.acc|labels\.tns\.dd|vote\.ms)$/)
+			fail("unexpected file name")
 	} else if (dir == "base") {
 		name = base
 		sub(/\.(ledger\.tsv|acc)$/, "", name)
@@ -59,38 +88,44 @@ FNR == 1 {
 		rep = 1
 		if (name ~ /^dp-/) {
 			split(name, a, "-")
-			g = "-" SUBSEP "no-teachers-dpsgd" SUBSEP "eps=" a[2]
+			g = "-" SUBSEP "no-teachers-dpsgd" SUBSEP "eps=" a[2] SUBSEP "-"
 			rep = substr(a[3], 2)
 		} else if (name == "np")
-			g = "-" SUBSEP "no-teachers" SUBSEP "none"
-		else if (name == "true-labels")
-			g = "-" SUBSEP "usps-true-labels" SUBSEP "none"
+			g = "-" SUBSEP "no-teachers" SUBSEP "none" SUBSEP "-"
+		else if (name ~ /^true-labels-(classify|assoc)$/)
+			g = "-" SUBSEP "usps-true-labels" SUBSEP "none" SUBSEP \
+			    substr(name, 13)
 		else
 			fail("unexpected file name")
+		addgroup(g)
+		if (!((g, rep) in hasrun)) {
+			hasrun[g, rep] = 1
+			nrun[g]++
+		}
 	} else
 		fail("unexpected file name")
-	if (kind != "teacher" && !(g in known)) {
-		known[g] = 1
-		grp[++ng] = g
-	}
-	if (kind != "teacher" && !((g, rep) in hasrun)) {
-		hasrun[g, rep] = 1
-		nrun[g]++
-	}
 }
 
 kind == "teacher" && $1 == "all" { tsum[tn] += $2; tcnt[tn]++ }
-kind == "labels.acc" && FNR == 2 { ans[g] += $2; lacc[g] += $4; nl[g]++ }
+kind == "labels.acc" && FNR == 2 {
+	ans[g0] += $2; nl[g0]++
+	if ($4 != "-") { lacc[g0] += $4; nla[g0]++ }
+}
+kind == "labels.tns.dd" { if ($0 ~ /^released /) ddrel[g0]++; if ($0 != "none") ddtry[g0]++ }
+kind == "vote.ms" { vms[g0] += $1 }
 kind == "student.acc" && $1 == "all" {
 	sacc[g] += $2; sacc2[g] += $2 * $2; ns[g]++
 }
 kind == "ledger.tsv" && FNR > 1 && $1 == protected {
 	verdict[g] = $11
-	if ($11 == "private") {
+	if ($11 == "private" || $11 == "data_dependent") {
 		eps[g] += $3; ne[g]++
 	}
+	if ($13 != "-" && $13 != "") {
+		edd[g] += $13; nedd[g]++
+	}
 }
-kind ~ /\.ms$/ { ms[g] += $1 }
+kind == "student.ms" { sms[g] += $1 }
 
 function num(s) { return s == "-" ? -1 : s + 0 }
 END {
@@ -98,13 +133,15 @@ END {
 		exit 1
 	print "teachers", "mechanism", "noise", "runs", "epsilon", "verdict",
 	    "answered", "label_acc", "student_acc", "student_sd",
-	    "teacher_acc", "wall_s"
+	    "teacher_acc", "wall_s", "student", "epsilon_data_dependent",
+	    "data_dependent_released"
 	mo["lnmax"] = 1; mo["gnmax"] = 2; mo["cgnmax"] = 3; mo["exact"] = 4
 	mo["no-teachers"] = 5; mo["no-teachers-dpsgd"] = 6
 	mo["usps-true-labels"] = 7
 	for (i = 1; i <= ng; i++) {
 		g = grp[i]
 		split(g, f, SUBSEP)
+		h = f[1] SUBSEP f[2] SUBSEP f[3]
 		r = nrun[g]
 		m = ns[g] ? sacc[g] / ns[g] : 0
 		sd = ns[g] > 1 ? sqrt((sacc2[g] - ns[g] * m * m) / (ns[g] - 1)) : 0
@@ -113,13 +150,16 @@ END {
 		e = ne[g] ? sprintf("%.4f", eps[g] / ne[g]) : "-"
 		line[i] = f[1] OFS f[2] OFS f[3] OFS r OFS e OFS \
 		    ((g in verdict) ? verdict[g] : "-") OFS \
-		    (nl[g] ? sprintf("%.1f", ans[g] / nl[g]) : "-") OFS \
-		    (nl[g] ? sprintf("%.4f", lacc[g] / nl[g]) : "-") OFS \
+		    (nl[h] ? sprintf("%.1f", ans[h] / nl[h]) : "-") OFS \
+		    (nla[h] ? sprintf("%.4f", lacc[h] / nla[h]) : "-") OFS \
 		    sprintf("%.4f", m) OFS sprintf("%.4f", sd) OFS \
 		    (tcnt[f[1]] ? sprintf("%.4f", tsum[f[1]] / tcnt[f[1]]) : "-") OFS \
-		    (f[1] != "-" ? sprintf("%.3f", ms[g] / 1000 / r) : "-")
-		key[i] = sprintf("%06d %d %012.4f %s", f[1] == "-" ? 999999 : f[1],
-		    mo[f[2]], num(e), f[3])
+		    (f[1] != "-" ? sprintf("%.3f", (vms[h] / nl[h] + sms[g] / r) / 1000) : "-") OFS \
+		    f[4] OFS \
+		    (nedd[g] ? sprintf("%.4f", edd[g] / nedd[g]) : "-") OFS \
+		    (ddtry[h] ? (ddrel[h] + 0) "/" ddtry[h] : "-")
+		key[i] = sprintf("%06d %d %s %012.4f %s", f[1] == "-" ? 999999 : f[1],
+		    mo[f[2]], f[4], num(e), f[3])
 		ord[i] = i
 	}
 	for (i = 2; i <= ng; i++)

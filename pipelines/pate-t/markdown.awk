@@ -1,7 +1,13 @@
 # markdown.awk: results.md, the table of results.tsv with paper 004's
 # Table 1 (paper004-table1.tsv) as the reference shape.  Variables: delta,
-# reps, share, student, params (a line of the hyperparameters).
-BEGIN { FS = "\t" }
+# reps, share, students, params (a line of the hyperparameters).
+BEGIN {
+	FS = "\t"
+	n = split(students, S, " ")
+	slist = ""
+	for (i = 1; i <= n; i++)
+		slist = slist (i > 1 ? ", " : "") "`" S[i] "`"
+}
 function pct(v) { return v == "-" ? "-" : sprintf("%.1f", 100 * v) }
 FILENAME ~ /paper004/ {
 	if ($0 ~ /^#/ || $1 == "dataset")
@@ -10,30 +16,42 @@ FILENAME ~ /paper004/ {
 	next
 }
 FNR == 1 { next }
-{ row[++nr] = $0 }
-END {
+{ row[++nr] = $0 }END {
 	print "# PATE-T: MNIST teachers, USPS student"
 	print ""
 	printf "Teachers trained without privacy on disjoint parts of 10,000 MNIST " \
-	    "digits (16x16) label %s USPS queries through `teacher-vote`; a " \
-	    "student (`%s`) learns from the released labels and is tested on " \
-	    "the held-out USPS rows.  Epsilon: the data-independent bound of " \
-	    "the student's ledger for MNIST at delta = %s (`rdp-account " \
-	    "ledger`), the same in every repeat.  Accuracies are means over " \
-	    "%s repeats (fresh vote noise each; sd over the repeats).  " \
-	    "Rows without an epsilon are NOT private for MNIST.\n\n",
-	    share, student, delta, reps
-	print "| teachers | mechanism | noise | epsilon | answered | label acc. % | student acc. % (sd) | mean teacher acc. % | wall s |"
-	print "|---|---|---|---|---|---|---|---|---|"
+	    "digits (16x16) label %s USPS queries through `teacher-vote`; each " \
+	    "student (%s) learns from the same released labels and is tested on " \
+	    "the held-out USPS rows: `classify` is logistic regression on the " \
+	    "labelled queries, `assoc` an MLP trained by associative domain " \
+	    "adaptation (`dpsgd-train --mode assoc`) with the training half of " \
+	    "USPS as unlabelled target (it leaves out the queries confident " \
+	    "GNMax did not answer, which it still sees as target rows).  " \
+	    "Epsilon: the guarantee for MNIST at delta = %s that the student's " \
+	    "ledger carries (`rdp-account ledger --public usps`): the " \
+	    "data-independent bound, plus the cost of the smooth-sensitivity " \
+	    "release where there is one; the same in every repeat.  " \
+	    "Data-dependent epsilon: the sanitised data-dependent bound " \
+	    "(Papernot et al. 2018) released with smooth sensitivity " \
+	    "(`teacher-vote --data-dependent`), mean over the repeats, an " \
+	    "estimate with noise, NOT a guarantee; `released` says in how many " \
+	    "repeats teacher-vote could release it (it refuses when the bound " \
+	    "can never beat the data-independent one for that many teachers).  " \
+	    "Accuracies are means over %s repeats (fresh vote noise each; sd " \
+	    "over the repeats).  Rows without an epsilon are NOT private for " \
+	    "MNIST.\n\n", share, slist, delta, reps
+	print "| teachers | mechanism | noise | student | epsilon (guarantee) | data-dependent epsilon (sanitised) | released | answered | label acc. % | student acc. % (sd) | mean teacher acc. % | wall s |"
+	print "|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for (i = 1; i <= nr; i++) {
 		split(row[i], f, "\t")
 		e = f[5]
 		if (e == "-")
 			e = (f[6] == "-") ? "(no MNIST)" : "NOT private"
-		printf "| %s | %s | %s | %s | %s | %s | %s (%s) | %s | %s |\n",
-		    f[1], f[2], f[3], e, f[7], pct(f[8]), pct(f[9]),
-		    pct(f[10]), pct(f[11]), f[12]
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s | %s |\n",
+		    f[1], f[2], f[3], f[13], e, f[14], f[15], f[7], pct(f[8]),
+		    pct(f[9]), pct(f[10]), pct(f[11]), f[12]
 	}
+
 	print ""
 	print "Baselines: `no-teachers` trains one model on all 10,000 labelled " \
 	    "MNIST digits (without privacy, or by DP-SGD at the given epsilon) " \

@@ -1,9 +1,12 @@
-# plot.awk: accuracy.svg, the student's accuracy on held-out USPS against
-# the data-independent epsilon (log scale), one line per number of
-# teachers and mechanism (circles lnmax, squares gnmax), with the "no
+# plot.awk: accuracy-STUDENT.svg, one student's accuracy on held-out USPS
+# against epsilon (log scale), one line per number of teachers and
+# mechanism (circles lnmax, squares gnmax, diamonds confident GNMax):
+# solid lines and filled marks at the guarantee (data-independent
+# epsilon), dashed lines and hollow marks at the sanitised data-dependent
+# epsilon where it was released (an estimate, not a guarantee); the "no
 # teachers" DP-SGD baseline (black triangles) and dashed horizontal lines
 # for the NOT private references.  Plain SVG written by awk.  Input:
-# results.tsv; variables delta, share.
+# results.tsv; variables delta, share, student.
 function X(e) { return left + (log(e) - log(elo)) / (log(ehi) - log(elo)) * pw }
 function Y(v) { return top + (1 - v) * ph }
 BEGIN {
@@ -13,14 +16,19 @@ BEGIN {
 	split("#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b", pal, " ")
 }
 NR == 1 { next }
-$5 != "-" && $1 != "-" {
-	s = $1 " " $2
+$13 != student && $13 != "-" { next }
+function point(s, x, dd) {
 	if (!(s in sid)) {
-		sid[s] = ++ns; sn[ns] = $1; sm[ns] = $2
+		sid[s] = ++ns; sn[ns] = $1; sm[ns] = $2; sdd[ns] = dd
 		if (!($1 in cid))
 			cid[$1] = ++nc
 	}
-	k = ++np[s]; PX[s, k] = $5 + 0; PY[s, k] = $9 + 0
+	k = ++np[s]; PX[s, k] = x; PY[s, k] = $9 + 0
+}
+$5 != "-" && $1 != "-" {
+	point($1 " " $2, $5 + 0, 0)
+	if ($14 != "-")
+		point($1 " " $2 " dd", $14 + 0, 1)
 	next
 }
 $2 == "no-teachers-dpsgd" && $5 != "-" { ++nb; BX[nb] = $5 + 0; BY[nb] = $9 + 0; next }
@@ -32,8 +40,8 @@ END {
 	    "font-family=\"sans-serif\" font-size=\"12\">\n", W, H
 	printf "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H
 	printf "<text x=\"%d\" y=\"20\" font-size=\"14\">PATE-T, MNIST teachers " \
-	    "-&gt; USPS student (%s queries): student accuracy vs epsilon " \
-	    "(delta %s)</text>\n", left, share, delta
+	    "-&gt; USPS %s student (%s queries): accuracy vs epsilon " \
+	    "(delta %s)</text>\n", left, student, share, delta
 	for (v = 0; v <= 1.0001; v += 0.1) {
 		printf "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
 		    left, left + pw, Y(v), Y(v)
@@ -47,7 +55,7 @@ END {
 		    X(e), top + ph + 16, e
 	}
 	printf "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">epsilon " \
-	    "(data-independent, log scale)</text>\n", left + pw / 2, top + ph + 34
+	    "(log scale; solid: guarantee, dashed: sanitised data-dependent)</text>\n", left + pw / 2, top + ph + 34
 	printf "<text x=\"16\" y=\"%d\" transform=\"rotate(-90 16 %d)\" " \
 	    "text-anchor=\"middle\">student accuracy on held-out USPS</text>\n",
 	    top + ph / 2, top + ph / 2
@@ -72,16 +80,21 @@ END {
 		for (a = 1; a <= n; a++)
 			d = d sprintf("%s%.1f,%.1f ", a == 1 ? "M" : "L", X(ox[a]), Y(oy[a]))
 		printf "<path d=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s/>\n",
-		    d, c, sm[j] == "gnmax" ? " stroke-dasharray=\"2,2\"" : ""
+		    d, c, sdd[j] ? " stroke-dasharray=\"6,3\"" : ""
+		fill = sdd[j] ? "white\" stroke=\"" c : c
 		for (a = 1; a <= n; a++) {
-			printf "<g><title>%s teachers, %s: epsilon %.3g, accuracy %.3f</title>",
-			    sn[j], sm[j], ox[a], oy[a]
+			printf "<g><title>%s teachers, %s: %s epsilon %.3g, accuracy %.3f</title>",
+			    sn[j], sm[j], sdd[j] ? "sanitised data-dependent" : "guaranteed",
+			    ox[a], oy[a]
 			if (sm[j] == "gnmax")
 				printf "<rect x=\"%.1f\" y=\"%.1f\" width=\"8\" height=\"8\" fill=\"%s\"/></g>\n",
-				    X(ox[a]) - 4, Y(oy[a]) - 4, c
+				    X(ox[a]) - 4, Y(oy[a]) - 4, fill
+			else if (sm[j] == "cgnmax")
+				printf "<path d=\"M%.1f,%.1f l5,5 l-5,5 l-5,-5 z\" fill=\"%s\"/></g>\n",
+				    X(ox[a]), Y(oy[a]) - 5, fill
 			else
 				printf "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%s\"/></g>\n",
-				    X(ox[a]), Y(oy[a]), c
+				    X(ox[a]), Y(oy[a]), fill
 		}
 	}
 	for (i = 1; i <= nb; i++)
@@ -100,8 +113,15 @@ END {
 	    lx + 6, ly + 6, lx + 18, ly + 10
 	printf "<rect x=\"%d\" y=\"%d\" width=\"8\" height=\"8\" fill=\"#555\"/><text x=\"%d\" y=\"%d\">gnmax</text>\n",
 	    lx + 2, ly + 22, lx + 18, ly + 30
+	printf "<path d=\"M%d,%d l5,5 l-5,5 l-5,-5 z\" fill=\"#555\"/><text x=\"%d\" y=\"%d\">confident GNMax</text>\n",
+	    lx + 6, ly + 37, lx + 18, ly + 46
+	ly += 18
 	printf "<path d=\"M%d,%d l5,9 l-10,0 z\" fill=\"black\"/><text x=\"%d\" y=\"%d\">DP-SGD on MNIST</text>\n",
 	    lx + 6, ly + 41, lx + 18, ly + 50
+	printf "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#555\" stroke-dasharray=\"6,3\"/>" \
+	    "<circle cx=\"%d\" cy=\"%d\" r=\"4\" fill=\"white\" stroke=\"#555\"/>" \
+	    "<text x=\"%d\" y=\"%d\">data-dependent</text>\n", lx, lx + 14, ly + 64, ly + 64, lx + 7, ly + 64, lx + 18, ly + 68
+	ly += 18
 	printf "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#777\" stroke-dasharray=\"6,4\"/>" \
 	    "<text x=\"%d\" y=\"%d\">NOT private:</text>\n", lx, lx + 14, ly + 66, ly + 66, lx + 18, ly + 70
 	printf "<text x=\"%d\" y=\"%d\">exact vote (team colour),</text>\n", lx + 18, ly + 86

@@ -7,7 +7,7 @@
 # the tool's own examples/s over its training loop (-v), so reading the
 # input is not included.  The ratio is against classify: assoc adds a
 # second forward/backward pass (the target batch) and the B x B
-# association (about 4 B^2 h + 2 B^3 flops per step, in plain loops);
+# association (about 4 B^2 h + 2 B^3 flops per step, as DGEMMs);
 # gmm-uda adds the teacher's forward pass and the domain classifier.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
