@@ -22,6 +22,11 @@ BEGIN {
 	}
 }
 $1 == "source" { next }
+FILENAME ~ /privacy/ {
+	npv++
+	pv[npv] = sprintf("| %s | %s | %s | %.6g | %s |", $1, $2, $3, $4, $5)
+	next
+}
 {
 	pair = $1 "→" $2
 	if (!(pair in seen)) {
@@ -91,4 +96,18 @@ END {
 	print "before its result was used. One run each: DP runs draw fresh"
 	print "noise, so differences of a point or two are within run-to-run"
 	print "variation."
+	if (npv) {
+		print ""
+		print "## What the source side publishes"
+		print ""
+		print "The ledger of the mixture's samples (which carries the"
+		print "encoder's DP-SGD release and the mixture's DP-EM release) with"
+		print "the encoder's model, composed per dataset by `rdp-account"
+		print "ledger` at δ = " delta ":"
+		print ""
+		print "| source | ε asked | releases | ε accounted | verdict |"
+		print "|---|---|---|---|---|"
+		for (i = 1; i <= npv; i++)
+			print pv[i]
+	}
 }
