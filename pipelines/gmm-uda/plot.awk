@@ -8,7 +8,7 @@ function y(v) { return top + (1 - (v - lo) / (hi - lo)) * ph }
 BEGIN {
 	FS = "\t"
 	lo = 0.5; hi = 0.9
-	W = 720; H = 460; left = 60; top = 30; pw = 600; ph = 340
+	W = 740; H = 460; left = 60; top = 30; pw = 620; ph = 340
 	ne = split(eps, EP, " ")
 	emin = EP[1]; emax = EP[ne]
 	if (emin == emax) { emin /= 2; emax *= 2 }
@@ -42,9 +42,10 @@ END {
 			v = S[npser[i], "-"] / N[npser[i], "-"]
 			v = v < lo ? lo : v > hi ? hi : v
 			printf "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" " \
-			    "y2=\"%.1f\" stroke=\"%s\" stroke-dasharray=\"6,4\">" \
-			    "<title>%s, non-private: %.3f</title></line>\n", left,
-			    left + pw, y(v), y(v), colr[i], lab[i], v
+			    "y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" " \
+			    "stroke-dasharray=\"6,4\"/>\n", left, left + pw, y(v),
+			    y(v), colr[i]
+			npv[i] = sprintf(" (non-private %.3f)", S[npser[i], "-"] / N[npser[i], "-"])
 		}
 		pts = ""
 		for (j = 1; j <= ne; j++) {
@@ -54,17 +55,15 @@ END {
 			v = v < lo ? lo : v > hi ? hi : v
 			pts = pts sprintf("%.1f,%.1f ", x(EP[j]), y(v))
 			printf "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" " \
-			    "fill=\"%s\"><title>%s, ε=%s: %.3f</title>" \
-			    "</circle>\n", x(EP[j]), y(v), colr[i], lab[i],
-			    EP[j], v
+			    "fill=\"%s\"/>\n", x(EP[j]), y(v), colr[i]
 		}
 		if (pts != "")
 			printf "<polyline points=\"%s\" fill=\"none\" " \
 			    "stroke=\"%s\" stroke-width=\"2\"/>\n", pts, colr[i]
 		printf "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" " \
-		    "fill=\"%s\"/>\n", left + (i - 1) * 180, H - 36, colr[i]
-		printf "<text x=\"%d\" y=\"%d\">%s</text>\n",
-		    left + (i - 1) * 180 + 16, H - 26, lab[i]
+		    "fill=\"%s\"/>\n", left + (i - 1) * 250, H - 36, colr[i]
+		printf "<text x=\"%d\" y=\"%d\">%s%s</text>\n",
+		    left + (i - 1) * 250 + 16, H - 26, lab[i], npv[i]
 	}
 	print "</svg>"
 }
