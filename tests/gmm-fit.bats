@@ -154,6 +154,12 @@ setup() {
 	[[ $stderr == *"'mix.tns' is the input itself"* ]]
 	run -64 --separate-stderr gmm-fit sample --n 3
 	[[ $stderr == "gmm-fit: sample: --model is required"* ]]
+	run -64 --separate-stderr gmm-fit --sigma 0 --init dp mix.tns
+	[[ $stderr == "gmm-fit: --init dp releases a noisy start: it needs privacy"* ]]
+	run -64 --separate-stderr gmm-fit --sigma 1 --clip 1 --init dp --init-means init2.tns small.tns
+	[[ $stderr == "gmm-fit: --init dp and --init-means are two starts"* ]]
+	run -64 --separate-stderr gmm-fit --sigma 1 --clip 1 --init kmeans small.tns
+	[[ $stderr == *"--init"*"kmeans"* ]]
 }
 
 @test "gmm-fit rejects garbage and truncated input with 65 and empty stdout" {
@@ -418,6 +424,84 @@ EOF
 	run -0 --separate-stderr rdp-account ledger --format tsv --delta 1e-6 o.tns
 	eps=$(awk -F '\t' '$1 == "sm" { print $3 }' <<< "$output")
 	awk -v e="$eps" 'BEGIN { exit !(e <= 0.9 * (1 + 1e-12) && e >= 0.9 * (1 - 1e-6)) }'
+}
+
+@test "--init dp is one more release: T + 1 Gaussian mechanisms in the ledger" {
+	command -v rdp-account > /dev/null || skip "rdp-account is not built"
+	gmm-fit -q --epsilon 0.9 --delta 1e-6 --clip 3 -k 2 --iters 5 --init dp small.tns > o.tns
+	run -0 --separate-stderr rdp-account ledger --format tsv --delta 1e-6 o.tns
+	eps=$(awk -F '\t' '$1 == "sm" { print $3 }' <<< "$output")
+	awk -v e="$eps" 'BEGIN { exit !(e <= 0.9 * (1 + 1e-12) && e >= 0.9 * (1 - 1e-6)) }'
+	gmm-fit -q --sigma 2 --clip 3 -k 2 --iters 5 --init dp small.tns > s.tns
+	gmm-fit -q --sigma 2 --clip 3 -k 2 --iters 5 small.tns > b.tns
+	$PY - <<'EOF'
+from load import *
+for f in ("o.tns", "s.tns"):
+    T, M, S, E = load(f)
+    assert E["param.steps"] == "5" and E["param.init_releases"] == "1", E
+    z = float(E["param.noise_multiplier"])
+    o = np.array(E["orders"].split(","), float)
+    r = np.array(E["rdp"].split(","), float)
+    assert np.allclose(r, 6 * o / (2 * z * z), rtol=1e-12)
+assert float(load("s.tns")[3]["param.noise_multiplier"]) == 2
+E = load("b.tns")[3]
+assert E["param.init_releases"] == "0", E
+EOF
+	# The ledger's epsilon of the start and 5 iterations is that of 6
+	# Gaussian mechanisms of multiplier 2.
+	run -0 --separate-stderr rdp-account ledger --format tsv --delta 1e-5 s.tns
+	e1=$(awk -F '\t' '$1 == "sm" { print $3 }' <<< "$output")
+	run -0 --separate-stderr rdp-account --format tsv --delta 1e-5 gaussian --sigma 2 --count 6
+	e2=$(awk -F '\t' '$1 == "epsilon" { print $2 }' <<< "$output")
+	awk -v a="$e1" -v b="$e2" 'BEGIN { exit !(a <= b * (1 + 1e-9) && a >= b * (1 - 1e-6)) }'
+}
+
+@test "--init dp releases the count, sums and sums of squares with the stated noise" {
+	# 3000 releases of the start's statistics of small.tns (one class,
+	# clipped to B = 3), fixed seed, minus the exact values computed here:
+	# each of the 5 chi-square checks fails with probability 2e-8 and each
+	# of the 5 mean checks with 2e-9 when the noise is right: 1.1e-7 in all.
+	gmm-fit -q --sigma 0.7 --clip 3 -k 2 --iters 1 --init dp --stats --audit-repeat 3000 -S 41 small.tns > a.tns 2> /dev/null
+	$PY - <<'EOF'
+from load import *
+from scipy.stats import chi2
+T, M, S, E = load("a.tns")
+X, _ = small()
+X = clip(X, 3 * (1 - 10 * 2.0 ** -52))
+want = np.concatenate([[len(X)], X.sum(0), (X * X).sum(0)])
+N = 3000
+Z = np.array([T["gmm/0/init_stats/%d" % i] for i in range(N)]) - want
+sd = np.array([float(E["param.sigma_count"])] + [float(E["param.sigma_sum"])] * 2
+              + [float(E["param.sigma"])] * 2)
+lo, hi = chi2.ppf(1e-8, N), chi2.isf(1e-8, N)
+for j in range(5):
+    v = Z[:, j] / sd[j]
+    q = (v ** 2).sum()
+    assert lo <= q <= hi, (j, q / N)
+    assert abs(v.mean()) * N ** 0.5 < 6, (j, v.mean())
+EOF
+}
+
+@test "--init dp with little noise releases the class statistics, and EM goes on from there" {
+	# mix.tns as one class, clipped to 20 (no row is scaled), noise
+	# multiplier 1e-4: the start's statistics are exact to about 1e-3
+	# (sd 1e-4 x 20^2 x sqrt(3) on the sums of squares, over 3000 rows).
+	# K = 1: every responsibility is 1, so one iteration later the model
+	# holds the rows' mean and covariance, whatever the start.
+	gmm-fit -q --sigma 1e-4 --clip 20 -k 1 --iters 1 --init dp --stats --reg 1e-6 -S 5 mix.tns > o.tns 2> /dev/null
+	$PY - <<'EOF'
+from load import *
+T, M, S, E = load("o.tns")
+X, _ = mix()
+st = T["gmm/0/init_stats"]
+assert abs(st[0] - len(X)) < 0.05, st[0]
+assert np.abs(st[1:4] / st[0] - X.mean(0)).max() < 1e-3
+assert np.abs(st[4:7] / st[0] - (X * X).mean(0)).max() < 1e-3
+m = T["gmm/0/means"][0]
+assert np.abs(m - X.mean(0)).max() < 1e-3, m
+C = T["gmm/0/covs"][0]
+assert np.abs(C - np.cov(X.T, bias=True)).max() < 1e-2, C
+EOF
 }
 
 @test "DP-EM's model is a valid mixture inside the clipping ball" {

@@ -47,14 +47,14 @@ static const char *const part_name[NPARTS] = { "counts", "sums",
 
 enum {
 	OPT_AUDIT = 256, OPT_BY_LABEL, OPT_CLASSES, OPT_CLIP, OPT_COVARIANCE,
-	OPT_DATASET, OPT_INIT_MEANS, OPT_ITERS, OPT_LEVEL, OPT_MAX_ITER,
+	OPT_DATASET, OPT_INIT, OPT_INIT_MEANS, OPT_ITERS, OPT_LEVEL, OPT_MAX_ITER,
 	OPT_MODEL, OPT_N, OPT_REG, OPT_RESTARTS, OPT_SIGMA, OPT_SPLIT,
 	OPT_STATS, OPT_TOL, OPT_UNSAFE
 };
 
 struct opts {
 	const char *output, *level, *seed, *dataset, *init_means;
-	int force, quiet, verbose, by_label, cov, stats, unsafe;
+	int force, quiet, verbose, by_label, cov, stats, unsafe, init_dp;
 	int has_eps, has_delta, has_sigma, has_clip, has_split, has_iters;
 	int has_tol, has_max_iter, has_restarts, has_classes, dp;
 	double epsilon, delta, sigma, clip, reg, tol, split[NPARTS];
@@ -91,8 +91,9 @@ usage(int status)
 	    "[--classes n]\n"
 	    "               [--clip bound] [--covariance type] "
 	    "[--dataset name]\n"
-	    "               [--init-means file] [--iters n] [--level level]\n"
-	    "               [--max-iter n] [--reg value] [--restarts n]\n"
+	    "               [--init kind] [--init-means file] [--iters n]\n"
+	    "               [--level level] [--max-iter n] [--reg value]\n"
+	    "               [--restarts n]\n"
 	    "               [--sigma multiplier] [--split weights] [--stats]\n"
 	    "               [--tol value] [file]\n"
 	    "       gmm-fit sample [-fqV] [-o file] [-S seed] "
@@ -125,6 +126,8 @@ usage(int status)
 		    "spherical\n"
 		    "      --dataset NAME     the protected dataset (default: "
 		    "from the input)\n"
+		    "      --init KIND        DP start: ball (default: data-"
+		    "independent) or dp\n"
 		    "      --init-means FILE  initial means (public), K x d\n"
 		    "      --iters N          exactly N iterations (DP: default "
 		    "10)\n"
@@ -210,6 +213,12 @@ check_options(struct opts *o)
 	if (o->restarts > 1 && o->init_means)
 		cli_usage_error("--restarts draws k-means++ starts: not with "
 		    "--init-means");
+	if (o->init_dp && !o->dp)
+		cli_usage_error("--init dp releases a noisy start: it needs "
+		    "privacy (without it the start is k-means++)");
+	if (o->init_dp && o->init_means)
+		cli_usage_error("--init dp and --init-means are two starts: "
+		    "give one");
 	if (o->dp) {
 		if (!o->has_clip)
 			cli_usage_error("--clip is required: without a bound on "
@@ -702,6 +711,14 @@ fit_ml(const struct opts *o, struct rng *rng, const struct data *dt,
  * share one noise scale, and in general mu^2 = sum_p (D_p / sigma_p)^2
  * (jgauss.h).  The iterations compose in RDP: T times the Gaussian curve.
  */
+/* The Gaussian mechanisms of one DP-EM run: the T iterations, and the
+ * start of --init dp (one more release of the same sensitivities). */
+static size_t
+releases(const struct opts *o)
+{
+	return o->iters + (o->init_dp ? 1 : 0);
+}
+
 static void
 plan_noise(struct plan *pl, const struct opts *o, size_t nclass, size_t d)
 {
@@ -731,13 +748,13 @@ plan_noise(struct plan *pl, const struct opts *o, size_t nclass, size_t d)
 	if (o->has_sigma) {
 		pl->z = o->sigma;
 	} else if (jgauss_calibrate_rdp(o->epsilon, o->delta,
-	    (double)o->iters, &pl->z) != 0) {
-		cli_usage_error("--epsilon %g --delta %g over %zu iterations "
+	    (double)releases(o), &pl->z) != 0) {
+		cli_usage_error("--epsilon %g --delta %g over %zu releases "
 		    "needs a noise multiplier above %g", o->epsilon, o->delta,
-		    o->iters, pl->z);
+		    releases(o), pl->z);
 	}
 	rc = jgauss_plan(pl->p, NPARTS, pl->z, o->has_sigma ? JGAUSS_MU :
-	    JGAUSS_RDP, o->epsilon, o->delta, (double)o->iters, &pl->mu,
+	    JGAUSS_RDP, o->epsilon, o->delta, (double)releases(o), &pl->mu,
 	    &bad);
 	if (rc != 0 && bad >= NPARTS)
 		cli_die(EX_SOFTWARE, "cannot convert the RDP curve");
@@ -775,8 +792,93 @@ struct dpem {
 	double *cnt, *sum, *mom;	/* the parts of all classes */
 	int64_t *kbuf;
 	double *trace;			/* --stats: C x T x K x (1+d+ml) */
+	double *ist;			/* --init dp: the released start
+					 * statistics: C counts, C x d sums,
+					 * C x d sums of squares */
+	double *w_m, *w_v;		/* --init dp: d each, scratch */
 	double secs;
 };
+
+/*
+ * The start of --init dp, one release of the same three parts as an
+ * iteration: per class, the count of its rows, their sum and the sums of
+ * their squared coordinates (sum_i x_ia^2, a = 1..d).  Adding or removing
+ * a row x (||x|| <= B) moves them by 1, ||x|| <= B and sqrt(sum_a x_a^4)
+ * <= ||x||^2 <= B^2, in its own class only: the sensitivities of an
+ * iteration, so the same noise gives the same mu-GDP.  Post-processing:
+ * the mean m = s / max(n, 1) pulled into the ball of radius B, the
+ * variances v = q / max(n, 1) - m^2 clamped to [0, B^2]; with K = 1 the
+ * mean is m, with K > 1 the means are m + sqrt(v) z_j (z_j standard
+ * normal from the generator), pulled into the ball; the weights 1 / K and
+ * the covariances diag(v) + reg (spherical: the mean of v, plus reg).
+ */
+static void
+dp_start(struct dpem *e, struct rng *rng)
+{
+	const struct opts *o = e->o;
+	size_t C = e->C, k = e->k, d = e->d, row = 1 + 2 * d;
+	double B = o->clip, *cnt = e->ist, *sum, *sq;
+
+	sum = cnt + C;
+	sq = sum + C * d;
+	memset(e->ist, 0, C * row * sizeof *e->ist);
+	for (size_t c = 0; c < C; c++)
+		for (size_t i = e->dt->start[c]; i < e->dt->start[c + 1]; i++) {
+			const double *x = e->dt->X + i * d;
+			cnt[c] += 1;
+			for (size_t a = 0; a < d; a++) {
+				sum[c * d + a] += x[a];
+				sq[c * d + a] += x[a] * x[a];
+			}
+		}
+	add_noise(rng, e->pl, P_CNT, cnt, C, e->kbuf);
+	add_noise(rng, e->pl, P_SUM, sum, C * d, e->kbuf);
+	add_noise(rng, e->pl, P_MOM, sq, C * d, e->kbuf);
+	for (size_t c = 0; c < C; c++) {
+		struct gmm *g = &e->g[c];
+		size_t cl = gmm_cov_len(o->cov, d);
+		double n = fmax(cnt[c], 1), *m = e->w_m, *v = e->w_v;
+		double nm = 0, vbar = 0;
+
+		for (size_t a = 0; a < d; a++) {
+			m[a] = sum[c * d + a] / n;
+			nm += m[a] * m[a];
+		}
+		nm = sqrt(nm);
+		for (size_t a = 0; a < d && nm > B; a++)
+			m[a] *= B / nm;
+		for (size_t a = 0; a < d; a++) {
+			v[a] = sq[c * d + a] / n - m[a] * m[a];
+			v[a] = v[a] < 0 ? 0 : v[a] > B * B ? B * B : v[a];
+			vbar += v[a] / (double)d;
+		}
+		for (size_t j = 0; j < k; j++) {
+			double *mu = g->mu + j * d, nr = 0;
+
+			g->w[j] = 1 / (double)k;
+			if (k > 1)
+				gmm_normals(rng, mu, d);
+			for (size_t a = 0; a < d; a++) {
+				mu[a] = m[a] + (k > 1 ? sqrt(v[a]) * mu[a] : 0);
+				nr += mu[a] * mu[a];
+			}
+			nr = sqrt(nr);
+			for (size_t a = 0; a < d && nr > B; a++)
+				mu[a] *= B / nr;
+			for (size_t a = 0; a < cl; a++)
+				g->cov[j * cl + a] = 0;
+			for (size_t a = 0; a < d; a++) {
+				if (o->cov == GMM_FULL)
+					g->cov[j * cl + a * (d + 1)] = v[a] +
+					    o->reg;
+				else if (o->cov == GMM_DIAG)
+					g->cov[j * cl + a] = v[a] + o->reg;
+			}
+			if (o->cov == GMM_SPHERICAL)
+				g->cov[j * cl] = vbar + o->reg;
+		}
+	}
+}
 
 /* One DP-EM run: T iterations from a data-independent start. */
 static void
@@ -787,7 +889,9 @@ dpem_run(struct dpem *e, struct rng *rng)
 	size_t row = 1 + d + ml;
 	double B = o->clip, t0 = now();
 
-	for (size_t c = 0; c < C; c++) {
+	if (o->init_dp)
+		dp_start(e, rng);
+	for (size_t c = 0; c < C && !o->init_dp; c++) {
 		struct gmm *g = &e->g[c];
 		size_t cl = gmm_cov_len(o->cov, d);
 
@@ -873,7 +977,7 @@ record_release(struct ts_meta *m, struct rng *rng, const char *dataset,
 	for (size_t i = 0; i < no; i++)
 		e.orders[i] = ord[i];
 	/* T iterations of one Gaussian mechanism each, per release. */
-	jgauss_rdp_curve(pl->mu, (double)o->iters * reps, e.rdp);
+	jgauss_rdp_curve(pl->mu, (double)releases(o) * reps, e.rdp);
 	for (int i = 0; i < NPARTS; i++) {
 		dpcli_param(&e, sig[i], pl->p[i].sigma);
 		dpcli_param(&e, sen[i], pl->p[i].sens);
@@ -883,6 +987,7 @@ record_release(struct ts_meta *m, struct rng *rng, const char *dataset,
 	dpcli_param(&e, "clip", o->clip);
 	dpcli_param(&e, "noise_multiplier", 1 / pl->mu);
 	dpcli_param(&e, "steps", (double)o->iters);
+	dpcli_param(&e, "init_releases", o->init_dp ? 1 : 0);
 	dpcli_param(&e, "components", (double)o->k);
 	if (o->audit)
 		dpcli_param(&e, "audit_releases", reps);
@@ -1217,6 +1322,7 @@ main(int argc, char **argv)
 	static const char *const covs[] = { "full", "diag", "spherical",
 	    NULL };
 	static const char *const unsafe[] = { "moments-b", NULL };
+	static const char *const inits[] = { "ball", "dp", NULL };
 	static const struct option longopts[] = {
 		{ "audit-repeat", required_argument, NULL, OPT_AUDIT },
 		{ "by-label", no_argument, NULL, OPT_BY_LABEL },
@@ -1229,6 +1335,7 @@ main(int argc, char **argv)
 		{ "epsilon", required_argument, NULL, 'e' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "init", required_argument, NULL, OPT_INIT },
 		{ "init-means", required_argument, NULL, OPT_INIT_MEANS },
 		{ "iters", required_argument, NULL, OPT_ITERS },
 		{ "level", required_argument, NULL, OPT_LEVEL },
@@ -1333,6 +1440,9 @@ main(int argc, char **argv)
 				    optarg, ledger_check_dataset(optarg));
 			o.dataset = optarg;
 			break;
+		case OPT_INIT:
+			o.init_dp = cli_choice("--init", optarg, inits);
+			break;
 		case OPT_INIT_MEANS:
 			o.init_means = optarg;
 			break;
@@ -1419,7 +1529,7 @@ main(int argc, char **argv)
 	group_rows(&dt, &o);
 	if (!o.dp && dt.n == 0)
 		cli_die(EX_DATAERR, "%s: tensor 'X' has no rows", label);
-	if (o.audit && o.audit * dt.nclass * (o.stats ? 4 : 3) >
+	if (o.audit && o.audit * dt.nclass * (o.stats ? (o.init_dp ? 5u : 4u) : 3u) >
 	    TS_MAX_TENSORS)
 		cli_usage_error("--audit-repeat %llu: the releases would need "
 		    "more than %d tensors in one stream",
@@ -1498,6 +1608,12 @@ main(int argc, char **argv)
 		if (o.stats)
 			e.trace = cli_reallocarray(NULL, e.C * o.iters * e.k *
 			    (1 + e.d + e.ml), sizeof *e.trace);
+		if (o.init_dp) {
+			e.ist = cli_reallocarray(NULL, e.C, (1 + 2 * e.d) *
+			    sizeof *e.ist);
+			e.w_m = cli_reallocarray(NULL, e.d, sizeof *e.w_m);
+			e.w_v = cli_reallocarray(NULL, e.d, sizeof *e.w_v);
+		}
 		if (o.verbose)
 			fprintf(stderr, "%s: DP-EM: %zu iterations, noise "
 			    "multiplier %.6g per iteration; sd %.6g (counts), "
@@ -1543,6 +1659,24 @@ main(int argc, char **argv)
 					put_tensor(&ot, base, rep, 3, dims,
 					    e.trace + c * o.iters * e.k *
 					    (1 + e.d + e.ml), NULL);
+				}
+				if (o.stats && o.init_dp) {
+					char base[64];
+					uint64_t dims[1] = { 1 + 2 * e.d };
+					double *v = cli_reallocarray(NULL,
+					    dims[0], sizeof *v);
+
+					/* count, sums, sums of squares */
+					v[0] = e.ist[c];
+					memcpy(v + 1, e.ist + e.C + c * e.d,
+					    e.d * sizeof *v);
+					memcpy(v + 1 + e.d, e.ist + e.C + e.C *
+					    e.d + c * e.d, e.d * sizeof *v);
+					snprintf(base, sizeof base,
+					    "gmm/%zu/init_stats", c);
+					put_tensor(&ot, base, rep, 1, dims, v,
+					    NULL);
+					free(v);
 				}
 			}
 			cli_progress("releases", rep + 1, o.audit);
@@ -1639,6 +1773,9 @@ main(int argc, char **argv)
 	free(e.mom);
 	free(e.kbuf);
 	free(e.trace);
+	free(e.ist);
+	free(e.w_m);
+	free(e.w_v);
 	free(g);
 	free(fits);
 	free(priors);
