@@ -14,6 +14,7 @@
 #include <sysexits.h>
 
 #include "infile.h"
+#include "parts.h"
 #include "tensor.h"
 #include "tstream.h"
 
@@ -120,7 +121,7 @@ void cli_rdie(const struct ts_reader *r, int code) __attribute__((noreturn));
 void cli_wdie(const struct ts_writer *w, int code) __attribute__((noreturn));
 
 /* The split.part of an output that derives from several parts. */
-#define SPLIT_MIXED "mixed"
+#define SPLIT_MIXED PART_MIXED_VALUE
 
 /* Stream metadata for an output: copy what src carries (every key but
  * prov.*).  The privacy ledger dp.* is merged: raw-taint marks by

@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "dpcli.h"
+#include "noise.h"
 
 uint64_t
 dpcli_seed_arg(const char *arg)
@@ -157,4 +158,44 @@ dpcli_audit_mark(struct ts_meta *out, uint64_t n)
 	if (n > 0 && ts_meta_setf(out, "dp.audit", "%llu",
 	    (unsigned long long)n) != 0)
 		cli_die(EX_OSERR, "out of memory");
+}
+
+const char *
+dpcli_aggregate_dataset(const struct ts_meta *m, int *n)
+{
+	const char *found = NULL;
+
+	*n = 0;
+	for (size_t i = 0; i < m->n; i++)
+		if (strncmp(m->kv[i].key, "dp.raw.", 7) == 0 &&
+		    strcmp(m->kv[i].val, "aggregate") == 0) {
+			found = m->kv[i].key + 7;
+			(*n)++;
+		}
+	return *n == 1 ? found : NULL;
+}
+
+void
+dpcli_carry(struct ts_meta *out, const struct ts_meta *in,
+    const char *skip_prefix, const char *drop, const char *label)
+{
+	struct ts_meta tmp = { 0 };
+
+	for (size_t i = 0; i < in->n; i++) {
+		const char *k = in->kv[i].key;
+		if (strncmp(k, "split.", 6) == 0 || (skip_prefix != NULL &&
+		    strncmp(k, skip_prefix, strlen(skip_prefix)) == 0) ||
+		    (drop != NULL && strcmp(k, drop) == 0))
+			continue;
+		cli_meta_set(&tmp, k, in->kv[i].val);
+	}
+	cli_inherit(out, &tmp, label);
+	ts_meta_free(&tmp);
+}
+
+void
+dpcli_noise_die(int rc)
+{
+	cli_die(rc == NOISE_E_NOMEM ? EX_OSERR : EX_SOFTWARE, "noise: %s: "
+	    "nothing was released", noise_strerror(rc));
 }

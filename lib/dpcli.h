@@ -72,4 +72,20 @@ void dpcli_not_private(struct ts_meta *out, const char *dataset,
  * releases, and its ledger entry composes all of them. */
 void dpcli_audit_mark(struct ts_meta *out, uint64_t n);
 
+/* The one dataset marked dp.raw.<d> = aggregate in m (as a model trained
+ * without privacy on its part of a split carries), or NULL; *n receives
+ * how many datasets are so marked. */
+const char *dpcli_aggregate_dataset(const struct ts_meta *m, int *n);
+
+/* Merge an input's metadata into out (cli_inherit), less its split.*
+ * keys (an output computed from several parts is not one of them), the
+ * keys starting with skip_prefix (when not NULL) and the key drop (when
+ * not NULL). */
+void dpcli_carry(struct ts_meta *out, const struct ts_meta *in,
+    const char *skip_prefix, const char *drop, const char *label);
+
+/* Exit (71 on NOISE_E_NOMEM, else 70) for a failed sampler, saying that
+ * nothing was released. */
+__attribute__((noreturn)) void dpcli_noise_die(int rc);
+
 #endif

@@ -19,6 +19,7 @@
 #include "model.h"
 #include "nn.h"
 #include "noise.h"
+#include "parts.h"
 #include "rdp.h"
 #include "tensor.h"
 #include "tstream.h"
@@ -60,9 +61,8 @@ struct opts {
 /* What a model stream says about the data it was trained on. */
 struct part {
 	const char *label;
-	uint64_t i, n;
-	char *parent, *id;
-	int has;
+	struct split_part sp;		/* split.part, split.parent, split.id */
+	int has;			/* a part of a split of the raw data */
 };
 
 /* The mechanism's constants, the same for every parameter. */
@@ -229,23 +229,6 @@ check_options(struct opts *o)
 
 /* ---- input ---- */
 
-static int
-parse_part(const char *s, uint64_t *i, uint64_t *n)
-{
-	char *end;
-
-	if (s == NULL || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	*i = strtoull(s, &end, 10);
-	if (errno || *end != '/' || end[1] < '0' || end[1] > '9')
-		return -1;
-	*n = strtoull(end + 1, &end, 10);
-	if (errno || *end != '\0' || *n == 0 || *i >= *n)
-		return -1;
-	return 0;
-}
-
 /* Read one model: its parameters (checked finite) and metadata. */
 static void
 read_model(const char *path, struct nn_model *m, struct ts_meta *meta,
@@ -282,18 +265,12 @@ read_model(const char *path, struct nn_model *m, struct ts_meta *meta,
 static const char *
 model_dataset(const struct ts_meta *m, const char *given, const char *label)
 {
-	const char *found = NULL;
-	int n = 0;
+	const char *found;
+	int n;
 
 	if (given != NULL)
 		return given;
-	for (size_t i = 0; i < m->n; i++)
-		if (strncmp(m->kv[i].key, "dp.raw.", 7) == 0 &&
-		    strcmp(m->kv[i].val, "aggregate") == 0) {
-			found = m->kv[i].key + 7;
-			n++;
-		}
-	if (n == 1)
+	if ((found = dpcli_aggregate_dataset(m, &n)) != NULL)
 		return found;
 	if (n > 1)
 		cli_die(EX_DATAERR, "%s: several datasets are marked "
@@ -311,18 +288,21 @@ model_part(const struct ts_meta *m, const char *dataset, const char *label,
 
 	memset(p, 0, sizeof *p);
 	p->label = label;
-	s = ts_meta_get(m, "split.part");
-	if (s == NULL)
+	switch (part_read(&p->sp, m)) {
+	case PART_OK:
+		break;
+	case PART_NONE:
+	case PART_MIXED:
 		return;
-	if (parse_part(s, &p->i, &p->n) != 0)
+	case PART_BAD:
 		cli_die(EX_DATAERR, "%s: split.part '%s' is not i/n with i < n",
-		    label, s);
-	if ((s = ts_meta_get(m, "split.parent")) == NULL)
+		    label, ts_meta_get(m, "split.part"));
+	case PART_NO_PARENT:
 		cli_die(EX_DATAERR, "%s: split.part without split.parent: "
 		    "not a part written by tns split", label);
-	p->parent = cli_strdup(s);
-	s = ts_meta_get(m, "split.id");
-	p->id = s ? cli_strdup(s) : NULL;
+	default:
+		cli_die(EX_OSERR, "out of memory");
+	}
 	snprintf(key, sizeof key, "split.raw.%s", dataset);
 	s = ts_meta_get(m, key);
 	/* A part that was already an aggregate of the dataset when split is
@@ -330,25 +310,20 @@ model_part(const struct ts_meta *m, const char *dataset, const char *label,
 	p->has = !(s != NULL && strcmp(s, "aggregate") == 0);
 }
 
-static int
-part_cmp(const void *a, const void *b)
-{
-	const struct part *x = a, *y = b;
-
-	return x->i < y->i ? -1 : x->i > y->i;
-}
-
 /*
- * Whether the models were trained on disjoint parts of one split: the
- * same split.parent, number of parts and split.id, distinct indices.
- * Then one record of the dataset reaches one model, and a guarantee about
- * one model more or less (or replaced) is a guarantee about one record.
- * @return NULL when disjoint, else the reason (a static or leaked string).
+ * Whether the models were trained on disjoint parts of one split
+ * (lib/parts.h).  Then one record of the dataset reaches one model, and a
+ * guarantee about one model more or less (or replaced) is a guarantee
+ * about one record.
+ * @return NULL when disjoint, else the reason (a static string).
  */
 static const char *
-disjoint(struct part *p, size_t n)
+disjoint(const struct part *p, size_t n)
 {
 	static char why[512];
+	const struct split_part **pp;
+	size_t a, b;
+	int rc;
 
 	for (size_t t = 0; t < n; t++)
 		if (!p[t].has) {
@@ -357,52 +332,24 @@ disjoint(struct part *p, size_t n)
 			    p[t].label);
 			return why;
 		}
-	for (size_t t = 1; t < n; t++) {
-		if (strcmp(p[t].parent, p[0].parent) != 0 || p[t].n != p[0].n ||
-		    (p[t].id == NULL) != (p[0].id == NULL) || (p[t].id &&
-		    strcmp(p[t].id, p[0].id) != 0)) {
-			snprintf(why, sizeof why, "%s and %s are parts of "
-			    "different splits", p[0].label, p[t].label);
-			return why;
-		}
-	}
-	qsort(p, n, sizeof *p, part_cmp);
-	for (size_t t = 1; t < n; t++)
-		if (p[t].i == p[t - 1].i) {
-			snprintf(why, sizeof why, "%s and %s were trained on the "
-			    "same part %" PRIu64 "/%" PRIu64, p[t - 1].label,
-			    p[t].label, p[t].i, p[t].n);
-			return why;
-		}
-	return NULL;
-}
-
-/* Copy the metadata of a model, less split.* and one key. */
-static void
-carry_meta(struct ts_meta *out, const struct ts_meta *in, const char *drop,
-    const char *label)
-{
-	struct ts_meta tmp = { 0 };
-
-	for (size_t i = 0; i < in->n; i++) {
-		const char *k = in->kv[i].key;
-		if (strncmp(k, "split.", 6) == 0 || strncmp(k, "kde.", 4) == 0 ||
-		    (drop != NULL && strcmp(k, drop) == 0))
-			continue;
-		cli_meta_set(&tmp, k, in->kv[i].val);
-	}
-	cli_inherit(out, &tmp, label);
-	ts_meta_free(&tmp);
+	pp = cli_reallocarray(NULL, n, sizeof *pp);
+	for (size_t t = 0; t < n; t++)
+		pp[t] = &p[t].sp;
+	rc = parts_disjoint(pp, n, &a, &b);
+	free(pp);
+	if (rc == PARTS_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc == PARTS_SAME)
+		snprintf(why, sizeof why, "%s and %s were trained on the "
+		    "same part %" PRIu64 "/%" PRIu64, p[a].label, p[b].label,
+		    p[a].sp.i, p[a].sp.n);
+	else if (rc != PARTS_DISJOINT)
+		snprintf(why, sizeof why, "%s and %s are parts of "
+		    "different splits", p[a].label, p[b].label);
+	return rc == PARTS_DISJOINT ? NULL : why;
 }
 
 /* ---- the mechanism ---- */
-
-static void
-noise_die(int rc)
-{
-	cli_die(rc == NOISE_E_NOMEM ? EX_OSERR : EX_SOFTWARE, "noise: %s: "
-	    "nothing was released", noise_strerror(rc));
-}
 
 /*
  * The constants of the exponential mechanism (see the man page, section
@@ -604,7 +551,7 @@ dp_pg(const struct mech *mc, float *const *par, size_t nm, size_t np,
 	for (size_t t = 0; t < started; t++)
 		pthread_join(th[t], NULL);
 	if (atomic_load(&jb.err) != 0)
-		noise_die(atomic_load(&jb.err));
+		dpcli_noise_die(atomic_load(&jb.err));
 }
 
 /* ---- DP-PGP ---- */
@@ -726,7 +673,7 @@ dp_pgp(const struct grouping *gr, const struct nn_model *shape,
 			mean[j] = c[cl[j]] - sm / (double)nm;
 		}
 		if ((rc = noise_add_dlaplace(r, mean, nsel, gr->b, 0)) != 0)
-			noise_die(rc);
+			dpcli_noise_die(rc);
 		for (size_t j = 0; j < nsel; j++)
 			*ord[j] = (float)(c[cl[j]] - mean[j]);
 		nsel_all += nsel;
@@ -1112,7 +1059,7 @@ main(int argc, char **argv)
 		}
 		model_part(&in, dataset, label, &parts[i]);
 		par[i] = models[i].param;
-		carry_meta(&meta, &in, NULL, label);
+		dpcli_carry(&meta, &in, "kde.", NULL, label);
 	}
 	ts_meta_free(&in);
 	np = models[0].nparam;
@@ -1297,8 +1244,7 @@ main(int argc, char **argv)
 
 	for (size_t i = 0; i < nm; i++) {
 		model_free(&models[i]);
-		free(parts[i].parent);
-		free(parts[i].id);
+		part_free(&parts[i].sp);
 	}
 	free(models);
 	free(parts);

@@ -11,6 +11,7 @@
 #include "dpcli.h"
 #include "ledger.h"
 #include "noise.h"
+#include "parts.h"
 #include "rdp.h"
 #include "tensor.h"
 #include "tstream.h"
@@ -68,9 +69,7 @@ struct votes {
 /* What a teacher stream says about the partition it was trained on. */
 struct part {
 	const char *label;
-	uint64_t i, n;			/* split.part "i/n" */
-	char *parent;			/* split.parent */
-	char *id;			/* split.id, when present */
+	struct split_part sp;		/* split.part, split.parent, split.id */
 	char *queries;			/* predict's prov.input.0.xxh64 */
 };
 
@@ -311,25 +310,6 @@ laplace_scale(double g, int half, uint64_t *num, uint64_t *den)
 
 /* ---- input ---- */
 
-/* Parse "i/n" with 0 <= i < n, both decimal. */
-static int
-parse_part(const char *s, uint64_t *i, uint64_t *n)
-{
-	char *end;
-
-	if (s == NULL || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	*i = strtoull(s, &end, 10);
-	if (errno || *end != '/' || end[1] < '0' || end[1] > '9')
-		return -1;
-	s = end + 1;
-	*n = strtoull(s, &end, 10);
-	if (errno || *end != '\0' || *n == 0 || *i >= *n)
-		return -1;
-	return 0;
-}
-
 static char *
 dup_or_null(const char *s)
 {
@@ -487,18 +467,12 @@ static const char *
 teacher_dataset(const struct ts_meta *m, const char *given,
     const char *label)
 {
-	const char *found = NULL;
-	int n = 0;
+	const char *found;
+	int n;
 
 	if (given != NULL)
 		return given;
-	for (size_t i = 0; i < m->n; i++)
-		if (strncmp(m->kv[i].key, "dp.raw.", 7) == 0 &&
-		    strcmp(m->kv[i].val, "aggregate") == 0) {
-			found = m->kv[i].key + 7;
-			n++;
-		}
-	if (n == 1)
+	if ((found = dpcli_aggregate_dataset(m, &n)) != NULL)
 		return found;
 	cli_die(EX_DATAERR, "%s: %s: name the protected dataset with "
 	    "--dataset", label, n == 0 ? "no dataset is marked 'aggregate' "
@@ -532,66 +506,75 @@ teacher_part(const struct ts_meta *m, const char *dataset,
 		    "%s when it was split (%s = aggregate): the teachers are "
 		    "not independent, so one record can move them all",
 		    label, dataset, key);
-	s = ts_meta_get(m, "split.part");
-	if (s == NULL)
+	switch (part_read(&p->sp, m)) {
+	case PART_OK:
+		break;
+	case PART_NONE:
 		cli_die(EX_DATAERR, "%s: no partition id (split.part): "
 		    "teachers must be trained on disjoint parts from tns "
 		    "split", label);
-	if (strcmp(s, SPLIT_MIXED) == 0)
+	case PART_MIXED:
 		cli_die(EX_DATAERR, "%s: split.part is '%s': the teacher "
 		    "derives from several parts or splits, which overlap the "
 		    "others: each teacher must be trained on one part",
-		    label, s);
-	if (parse_part(s, &p->i, &p->n) != 0)
+		    label, SPLIT_MIXED);
+	case PART_BAD:
 		cli_die(EX_DATAERR, "%s: split.part '%s' is not i/n with "
-		    "i < n", label, s);
-	if ((s = ts_meta_get(m, "split.parent")) == NULL)
+		    "i < n", label, ts_meta_get(m, "split.part"));
+	case PART_NO_PARENT:
 		cli_die(EX_DATAERR, "%s: split.part without split.parent: "
 		    "cannot tell which split the part belongs to", label);
+	default:
+		cli_die(EX_OSERR, "out of memory");
+	}
 	p->label = label;
-	p->parent = cli_strdup(s);
-	p->id = dup_or_null(ts_meta_get(m, "split.id"));
 	tool = ts_meta_get(m, "prov.tool");
 	p->queries = tool && strcmp(tool, "predict") == 0 ?
 	    dup_or_null(ts_meta_get(m, "prov.input.0.xxh64")) : NULL;
 }
 
-static int
-part_cmp(const void *a, const void *b)
-{
-	const struct part *x = a, *y = b;
-
-	return x->i < y->i ? -1 : x->i > y->i;
-}
-
 /*
  * The teachers must be trained on disjoint data: parts of one split (the
  * same parent, the same number of parts and, when tns split records it,
- * the same split.id) with distinct indices.  Parts of different splits,
- * or of splits into different numbers of parts, may overlap.
+ * the same split.id) with distinct indices (lib/parts.h), and they must
+ * answer the same queries.
  */
 static void
 check_disjoint(struct part *p, size_t n)
 {
-	int all_queries = 1;
+	const struct split_part **pp = cli_reallocarray(NULL, n, sizeof *pp);
+	const struct part *x, *y;
+	int all_queries = 1, rc;
+	size_t a, b;
 
-	for (size_t t = 1; t < n; t++) {
-		if (strcmp(p[t].parent, p[0].parent) != 0)
-			cli_die(EX_DATAERR, "%s and %s come from different "
-			    "data (split.parent %s and %s): teachers must be "
-			    "disjoint parts of one split", p[0].label,
-			    p[t].label, p[0].parent, p[t].parent);
-		if (p[t].n != p[0].n)
-			cli_die(EX_DATAERR, "%s and %s come from splits into %"
-			    PRIu64 " and %" PRIu64 " parts, which overlap: "
-			    "teachers must be disjoint parts of one split",
-			    p[0].label, p[t].label, p[0].n, p[t].n);
-		if ((p[t].id == NULL) != (p[0].id == NULL) || (p[t].id &&
-		    strcmp(p[t].id, p[0].id) != 0))
-			cli_die(EX_DATAERR, "%s and %s come from different "
-			    "splits (split.id %s and %s), whose parts overlap",
-			    p[0].label, p[t].label, p[0].id ? p[0].id : "none",
-			    p[t].id ? p[t].id : "none");
+	for (size_t t = 0; t < n; t++)
+		pp[t] = &p[t].sp;
+	rc = parts_disjoint(pp, n, &a, &b);
+	free(pp);
+	x = &p[a];
+	y = &p[b];
+	switch (rc) {
+	case PARTS_DISJOINT:
+		break;
+	case PARTS_PARENT:
+		cli_die(EX_DATAERR, "%s and %s come from different "
+		    "data (split.parent %s and %s): teachers must be "
+		    "disjoint parts of one split", x->label, y->label,
+		    x->sp.parent, y->sp.parent);
+	case PARTS_COUNT:
+		cli_die(EX_DATAERR, "%s and %s come from splits into %"
+		    PRIu64 " and %" PRIu64 " parts, which overlap: "
+		    "teachers must be disjoint parts of one split",
+		    x->label, y->label, x->sp.n, y->sp.n);
+	case PARTS_ID:
+		cli_die(EX_DATAERR, "%s and %s come from different "
+		    "splits (split.id %s and %s), whose parts overlap",
+		    x->label, y->label, x->sp.id ? x->sp.id : "none",
+		    y->sp.id ? y->sp.id : "none");
+	case PARTS_SAME:
+		break;		/* reported after the queries */
+	default:
+		cli_die(EX_OSERR, "out of memory");
 	}
 	for (size_t t = 0; t < n; t++)
 		all_queries &= p[t].queries != NULL;
@@ -601,43 +584,13 @@ check_disjoint(struct part *p, size_t n)
 			    "different inputs (prov.input.0.xxh64 %s and %s): "
 			    "teachers must answer the same queries", p[0].label,
 			    p[t].label, p[0].queries, p[t].queries);
-	qsort(p, n, sizeof *p, part_cmp);
-	for (size_t t = 1; t < n; t++)
-		if (p[t].i == p[t - 1].i)
-			cli_die(EX_DATAERR, "%s and %s were trained on the same "
-			    "part %" PRIu64 "/%" PRIu64 ": teachers must be "
-			    "disjoint", p[t - 1].label, p[t].label, p[t].i,
-			    p[t].n);
-}
-
-/* The metadata of an input to carry: all but the split.* keys (the
- * output depends on every part: it is not one of them) and, for the
- * teachers, the aggregate mark of the dataset whose parts they are. */
-static void
-carry_meta(struct ts_meta *out, const struct ts_meta *in, const char *drop,
-    const char *label)
-{
-	struct ts_meta tmp = { 0 };
-
-	for (size_t i = 0; i < in->n; i++) {
-		const char *k = in->kv[i].key;
-		if (strncmp(k, "split.", 6) == 0 ||
-		    (drop != NULL && strcmp(k, drop) == 0))
-			continue;
-		cli_meta_set(&tmp, k, in->kv[i].val);
-	}
-	cli_inherit(out, &tmp, label);
-	ts_meta_free(&tmp);
+	if (rc == PARTS_SAME)
+		cli_die(EX_DATAERR, "%s and %s were trained on the same "
+		    "part %" PRIu64 "/%" PRIu64 ": teachers must be "
+		    "disjoint", x->label, y->label, x->sp.i, x->sp.n);
 }
 
 /* ---- the mechanisms ---- */
-
-static void
-noise_die(int rc)
-{
-	cli_die(rc == NOISE_E_NOMEM ? EX_OSERR : EX_SOFTWARE, "noise: %s: "
-	    "nothing was released", noise_strerror(rc));
-}
 
 /*
  * Report noisy max over the k counts: each count gets independent noise
@@ -659,9 +612,9 @@ noisy_argmax(struct rng *r, const uint32_t *c, size_t k,
 			rc = laplace ? noise_dlaplace(r, nz->lnum, nz->lden, &z) :
 			    noise_dg_sample(g, r, &z);
 		if (rc != 0)
-			noise_die(rc);
+			dpcli_noise_die(rc);
 		if (__builtin_add_overflow((int64_t)c[j], z, &v))
-			noise_die(NOISE_E_OVERFLOW);
+			dpcli_noise_die(NOISE_E_OVERFLOW);
 		if (j == 0 || v > best) {
 			best = v;
 			arg = j;
@@ -685,9 +638,9 @@ passes(struct rng *r, const uint32_t *c, size_t k, const struct noise *nz,
 	for (size_t j = 0; j < k; j++)
 		m = c[j] > m ? c[j] : m;
 	if (!nz->off && (rc = noise_dg_sample(nz->g1, r, &z)) != 0)
-		noise_die(rc);
+		dpcli_noise_die(rc);
 	if (__builtin_add_overflow((int64_t)m, z, &s))
-		noise_die(NOISE_E_OVERFLOW);
+		dpcli_noise_die(NOISE_E_OVERFLOW);
 	/* The comparison with a double threshold is exact for |s| < 2^53;
 	 * beyond, both sides are far past any threshold accepted. */
 	return (double)s >= t;
@@ -927,12 +880,12 @@ gnss_release(struct rng *r, double f, double ss, double sigma_s)
 	centre = nearbyint(f / h);
 	scale = nextafter(sigma_s * s / h, INFINITY);
 	if ((rc = noise_dg_new_sigma(&g, scale)) != 0)
-		noise_die(rc);
+		dpcli_noise_die(rc);
 	if ((rc = noise_dg_sample(g, r, &z)) != 0)
-		noise_die(rc);
+		dpcli_noise_die(rc);
 	noise_dg_free(g);
 	if (llabs(z) > (INT64_C(1) << 53) - (INT64_C(1) << 52))
-		noise_die(NOISE_E_OVERFLOW);
+		dpcli_noise_die(NOISE_E_OVERFLOW);
 	return h * (centre + (double)z);
 }
 
@@ -1255,7 +1208,7 @@ main(int argc, char **argv)
 		snprintf(dsbuf, sizeof dsbuf, "%s",
 		    dpcli_dataset(&in, o.dataset, label));
 		dataset = dsbuf;
-		carry_meta(&meta, &in, NULL, label);
+		dpcli_carry(&meta, &in, NULL, NULL, label);
 	} else {
 		parts = cli_calloc(npaths, sizeof *parts);
 		for (size_t t = 0; t < npaths; t++) {
@@ -1280,7 +1233,7 @@ main(int argc, char **argv)
 			 * each record of the dataset reaches one teacher, and
 			 * the vote histogram is what the mechanism protects. */
 			snprintf(key, sizeof key, "dp.raw.%s", dataset);
-			carry_meta(&meta, &in, key, label);
+			dpcli_carry(&meta, &in, NULL, key, label);
 		}
 		check_disjoint(parts, npaths);
 	}
@@ -1293,10 +1246,10 @@ main(int argc, char **argv)
 	if (!nz.off && o.mech != M_LNMAX) {
 		double s = o.unsafe ? o.sigma / 2 : o.sigma;
 		if ((rc = noise_dg_new_sigma(&nz.g, s)) != 0)
-			noise_die(rc);
+			dpcli_noise_die(rc);
 		if (o.mech == M_CONFIDENT && (rc = noise_dg_new_sigma(&nz.g1,
 		    o.unsafe ? o.sigma1 / 2 : o.sigma1)) != 0)
-			noise_die(rc);
+			dpcli_noise_die(rc);
 	}
 
 	y = cli_reallocarray(NULL, v.q ? v.q : 1, sizeof *y);
@@ -1358,8 +1311,7 @@ main(int argc, char **argv)
 	cli_out_commit();
 
 	for (size_t t = 0; parts != NULL && t < npaths; t++) {
-		free(parts[t].parent);
-		free(parts[t].id);
+		part_free(&parts[t].sp);
 		free(parts[t].queries);
 	}
 	free(parts);
