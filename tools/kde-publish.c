@@ -17,6 +17,7 @@
 #include "kde.h"
 #include "ledger.h"
 #include "model.h"
+#include "modelcli.h"
 #include "nn.h"
 #include "noise.h"
 #include "parts.h"
@@ -234,25 +235,7 @@ static void
 read_model(const char *path, struct nn_model *m, struct ts_meta *meta,
     uint64_t *digest, const char **label)
 {
-	FILE *fp = cli_open_in(path, label);
-	struct ts_reader *r = cli_reader(fp, *label);
-	struct tensor *t = NULL;
-	size_t nt = 0;
-	char err[256];
-	int rc;
-
-	if ((rc = ts_read_all(r, &t, &nt)) != 0)
-		cli_rdie(r, rc);
-	if (model_read(m, ts_reader_meta(r), t, nt, err, sizeof err) != 0)
-		cli_die(EX_DATAERR, "%s: %s", *label, err);
-	if (ts_meta_merge(meta, ts_reader_meta(r), "", NULL) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	*digest = ts_reader_digest(r);
-	for (size_t i = 0; i < nt; i++)
-		tensor_free(&t[i]);
-	free(t);
-	ts_reader_close(r);
-	cli_close_in(fp);
+	mcli_read_model(path, m, meta, digest, label);
 	for (size_t j = 0; j < m->nparam; j++)
 		if (!isfinite(m->param[j]))
 			cli_die(EX_DATAERR, "%s: parameter %zu is not finite",

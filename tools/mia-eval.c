@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "la.h"
 #include "model.h"
+#include "modelcli.h"
 #include "nn.h"
 #include "tensor.h"
 #include "tstream.h"
@@ -89,54 +90,23 @@ usage(int status)
 
 /* ---- inputs ---- */
 
-static void
-read_model(struct nn_model *m, const char *path)
-{
-	const char *label;
-	FILE *fp = cli_open_in(path, &label);
-	struct ts_reader *r = cli_reader(fp, label);
-	struct tensor *t = NULL;
-	size_t nt = 0;
-	char err[256];
-	int rc;
-
-	if ((rc = ts_read_all(r, &t, &nt)) != 0)
-		cli_rdie(r, rc);
-	if (model_read(m, ts_reader_meta(r), t, nt, err, sizeof err) != 0)
-		cli_die(EX_DATAERR, "%s: %s", label, err);
-	for (size_t i = 0; i < nt; i++)
-		tensor_free(&t[i]);
-	free(t);
-	ts_reader_close(r);
-	cli_close_in(fp);
-}
-
-/* Labels y (i32, i64 or u8, one dimension) read whole. */
+/* Labels y (i32, i64 or u8, one dimension) read whole, each a class of
+ * the model. */
 static int32_t *
 read_labels(struct ts_reader *r, struct tensor *hdr, const char *label,
     size_t k, size_t *n)
 {
-	int32_t *y;
-	int rc;
+	int64_t *v = mcli_read_labels(r, hdr, label, n);
+	int32_t *y = cli_reallocarray(NULL, *n ? *n : 1, sizeof *y);
 
-	if (hdr->ndim != 1 || (hdr->dtype != TS_I32 && hdr->dtype != TS_I64 &&
-	    hdr->dtype != TS_U8))
-		cli_die(EX_DATAERR, "%s: tensor 'y': expected i32, i64 or u8 of "
-		    "1 dimension", label);
-	if ((rc = ts_read_data(r, hdr)) != 0)
-		cli_rdie(r, rc);
-	*n = (size_t)hdr->dims[0];
-	y = cli_reallocarray(NULL, *n ? *n : 1, sizeof *y);
 	for (size_t i = 0; i < *n; i++) {
-		int64_t v = hdr->dtype == TS_I32 ? ((int32_t *)hdr->data)[i] :
-		    hdr->dtype == TS_I64 ? ((int64_t *)hdr->data)[i] :
-		    ((uint8_t *)hdr->data)[i];
-		if (v < 0 || (uint64_t)v >= k)
+		if (v[i] < 0 || (uint64_t)v[i] >= k)
 			cli_die(EX_DATAERR, "%s: tensor 'y': row %zu: label "
 			    "%lld outside the model's classes [0, %zu)", label,
-			    i, (long long)v, k);
-		y[i] = (int32_t)v;
+			    i, (long long)v[i], k);
+		y[i] = (int32_t)v[i];
 	}
+	free(v);
 	return y;
 }
 
@@ -176,31 +146,13 @@ eval_rows(const struct nn_model *m, FILE *fp, const char *label,
 		if (have_x)
 			cli_die(EX_DATAERR, "%s: two tensors 'X'", label);
 		have_x = 1;
-		if (hdr.ndim != 2 || (hdr.dtype != TS_F32 &&
-		    hdr.dtype != TS_F64))
-			cli_die(EX_DATAERR, "%s: tensor 'X': expected f32 or f64 "
-			    "of 2 dimensions", label);
-		if (hdr.dims[1] != d)
-			cli_die(EX_DATAERR, "%s: tensor 'X' has %llu features, "
-			    "the model takes %zu", label,
-			    (unsigned long long)hdr.dims[1], d);
-		if (hdr.dtype == TS_F64)
-			xd = cli_reallocarray(NULL, (size_t)ROWS * d,
-			    sizeof *xd);
+		mcli_check_x(&hdr, d, label);
 		for (;;) {
-			int64_t got = ts_read_rows(r, hdr.dtype == TS_F64 ?
-			    (void *)xd : (void *)xb, ROWS);
+			size_t n = mcli_read_rows(r, &hdr, xb, &xd, ROWS, d);
 			const float *z;
-			size_t n;
 
-			if (got < 0)
-				cli_rdie(r, (int)got);
-			if (got == 0)
+			if (n == 0)
 				break;
-			n = (size_t)got;
-			if (hdr.dtype == TS_F64)
-				for (size_t i = 0; i < n * d; i++)
-					xb[i] = (float)xd[i];
 			nn_forward(&m->net, m->param, &ws, xb, n);
 			z = nn_output(&m->net, &ws);
 			if (s->n + n > cap) {
@@ -656,7 +608,7 @@ main(int argc, char **argv)
 	struct lrmodel pooled, *cm = NULL;
 	int *has_cm = NULL;
 	FILE *in[2], *ofp, *sfp = NULL;
-	const char *label[2];
+	const char *mlabel, *label[2];
 	double *score[2];
 	size_t K;
 	int ch;
@@ -739,12 +691,13 @@ main(int argc, char **argv)
 			p = c + 1;
 		}
 	}
-	read_model(&m, o.model);
+	mcli_read_model(o.model, &m, NULL, NULL, &mlabel);
 	K = model_classes(&m);
 	in[0] = cli_open_in(o.members, &label[0]);
 	in[1] = cli_open_in(o.nonmembers, &label[1]);
 	for (size_t h = 0; h < o.nshadow; h++) {
-		read_model(&sh[h].m, sh[h].paths[0]);
+		mcli_read_model(sh[h].paths[0], &sh[h].m, NULL, NULL,
+		    &mlabel);
 		if (model_classes(&sh[h].m) != K)
 			cli_die(EX_DATAERR, "%s: the shadow model has %zu classes, "
 			    "the model %zu", sh[h].paths[0],

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "model.h"
+#include "modelcli.h"
 #include "nn.h"
 #include "tensor.h"
 #include "tstream.h"
@@ -52,56 +53,6 @@ usage(int status)
 		    "not stderr\n"
 		    "      --report-format F  text (default) or tsv\n", fp);
 	exit(status);
-}
-
-/* Read the model stream. */
-static void
-read_model(struct nn_model *m, const char *path, struct ts_meta *meta,
-    uint64_t *digest, const char **label)
-{
-	FILE *fp = cli_open_in(path, label);
-	struct ts_reader *r = cli_reader(fp, *label);
-	struct tensor *t = NULL;
-	size_t nt = 0;
-	char err[256];
-	int rc;
-
-	if ((rc = ts_read_all(r, &t, &nt)) != 0)
-		cli_rdie(r, rc);
-	if (model_read(m, ts_reader_meta(r), t, nt, err, sizeof err) != 0)
-		cli_die(EX_DATAERR, "%s: %s", *label, err);
-	if (ts_meta_merge(meta, ts_reader_meta(r), "", NULL) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	*digest = ts_reader_digest(r);
-	for (size_t i = 0; i < nt; i++)
-		tensor_free(&t[i]);
-	free(t);
-	ts_reader_close(r);
-	cli_close_in(fp);
-}
-
-/* A labels tensor (y) read whole: i32, i64 or u8 of one dimension, as
- * int64 values. */
-static int64_t *
-read_labels(struct ts_reader *r, struct tensor *hdr, const char *label,
-    size_t *n)
-{
-	int64_t *y;
-	int rc;
-
-	if (hdr->ndim != 1 || (hdr->dtype != TS_I32 && hdr->dtype != TS_I64 &&
-	    hdr->dtype != TS_U8))
-		cli_die(EX_DATAERR, "%s: tensor 'y': expected i32, i64 or u8 of "
-		    "1 dimension", label);
-	if ((rc = ts_read_data(r, hdr)) != 0)
-		cli_rdie(r, rc);
-	*n = (size_t)hdr->dims[0];
-	y = cli_reallocarray(NULL, *n ? *n : 1, sizeof *y);
-	for (size_t i = 0; i < *n; i++)
-		y[i] = hdr->dtype == TS_I32 ? ((int32_t *)hdr->data)[i] :
-		    hdr->dtype == TS_I64 ? ((int64_t *)hdr->data)[i] :
-		    ((uint8_t *)hdr->data)[i];
-	return y;
 }
 
 /* ---- the report ---- */
@@ -279,7 +230,7 @@ main(int argc, char **argv)
 
 	/* Open everything before computing: the model is read first. */
 	in = cli_open_in(argc ? argv[0] : NULL, &label);
-	read_model(&m, o.model, &mmeta, &mdigest, &mlabel);
+	mcli_read_model(o.model, &m, &mmeta, &mdigest, &mlabel);
 	ofp = cli_out_open(o.output, o.force);
 	if (o.report != NULL)
 		rfp = cli_out_open_path(o.report);
@@ -303,7 +254,7 @@ main(int argc, char **argv)
 		if (strcmp(hdr.name, "y") == 0) {
 			if (y != NULL)
 				cli_die(EX_DATAERR, "%s: two tensors 'y'", label);
-			y = read_labels(r, &hdr, label, &ny);
+			y = mcli_read_labels(r, &hdr, label, &ny);
 			ycopy = hdr;	/* keeps its metadata and data */
 			continue;
 		}
@@ -314,17 +265,7 @@ main(int argc, char **argv)
 		if (have_x)
 			cli_die(EX_DATAERR, "%s: two tensors 'X'", label);
 		have_x = 1;
-		if (hdr.ndim != 2 || (hdr.dtype != TS_F32 &&
-		    hdr.dtype != TS_F64))
-			cli_die(EX_DATAERR, "%s: tensor 'X': expected f32 or f64 "
-			    "of 2 dimensions", label);
-		if (hdr.dims[1] != d)
-			cli_die(EX_DATAERR, "%s: tensor 'X' has %llu features, "
-			    "the model takes %zu", label,
-			    (unsigned long long)hdr.dims[1], d);
-		if (hdr.dtype == TS_F64)
-			xd = cli_reallocarray(NULL, (size_t)ROWS * d,
-			    sizeof *xd);
+		mcli_check_x(&hdr, d, label);
 		{
 			uint64_t dims[2] = { TS_UNKNOWN_ROWS, width };
 			const char *name = o.kind == OUT_LABELS ? "y_pred" :
@@ -339,19 +280,11 @@ main(int argc, char **argv)
 				cli_wdie(w, rc);
 		}
 		for (;;) {
-			int64_t k = ts_read_rows(r, hdr.dtype == TS_F64 ?
-			    (void *)xd : (void *)xb, ROWS);
-			size_t n;
+			size_t n = mcli_read_rows(r, &hdr, xb, &xd, ROWS, d);
 			float *z;
 
-			if (k < 0)
-				cli_rdie(r, (int)k);
-			if (k == 0)
+			if (n == 0)
 				break;
-			n = (size_t)k;
-			if (hdr.dtype == TS_F64)
-				for (size_t i = 0; i < n * d; i++)
-					xb[i] = (float)xd[i];
 			nn_forward_to(&m.net, m.param, &ws, xb, n, upto);
 			z = ws.a[upto];
 			if (nx + n > predcap) {
