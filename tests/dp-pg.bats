@@ -39,12 +39,18 @@ setup() {
 
 @test "make runs the dp-pg pipeline and writes a row per method" {
 	run -0 cat make.status
-	run -0 cut -f 1,2 "$OUT/results.tsv"
-	local want=$'method\teps_given\nsingle\t-\nall\t-\ndpsgd\t1'
-	[ -x "$BIN/kde-publish" ] && want+=$'\ndp-pg\t1\ndpsgd-matched\t1'
+	run -0 cut -f 1-4,6,9 "$OUT/results.tsv"
+	local want=$'task\tmethod\tepsilon\treps\taccuracy_sd\tverdict\nfmnist\tsingle\t-\t1\t0.00\tnot_private\nfmnist\tall\t-\t1\t0.00\tnot_private\nfmnist\tdpsgd\t1\t1\t0.00\tprivate'
+	[ -x "$BIN/kde-publish" ] && want+=$'\nfmnist\tdp-pg\t1\t1\t0.00\tprivate\nfmnist\tdpsgd-matched\t1\t1\t0.00\tprivate'
 	[ "$output" = "$want" ]
+	run -0 head -1 "$OUT/results.tsv"
+	assert_output "task	method	epsilon	reps	accuracy	accuracy_sd	eps_spent	wall_s	verdict	epsilon_record	neighbours	mia_auc	mia_acc_half	mia_acc_best	mia_acc_mean	mia_acc_half_max_class	max_class"
 	[ -s "$OUT/results.md" ]
-	$PY -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$OUT/results.svg"
+	grep -q '^| dpsgd | 1 | ' "$OUT/results.md"
+	$PY -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$OUT/mia-auc.svg"
+	$PY -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$OUT/accuracy-fmnist.svg"
+	[ "$(head -c 4 "$OUT/accuracy-fmnist.png" | tail -c 3)" = PNG ]
+	grep -q 'all (NOT private)' "$OUT/accuracy-fmnist.svg"
 }
 
 @test "the partitions are disjoint and hold every training row once" {
@@ -66,22 +72,23 @@ print("ok")'
 @test "results.tsv copies the tools' reports: accuracy, AUC, ledger epsilon" {
 	run -0 $PY -c '
 import csv
-R = {(r["method"], r["eps_given"]): r for r in csv.DictReader(open("out/results.tsv"), delimiter="\t")}
+R = {(r["method"], r["epsilon"]): r for r in csv.DictReader(open("out/results.tsv"), delimiter="\t")}
 def last(path, col):
     rows = list(csv.reader(open(path), delimiter="\t"))
     return [r for r in rows if "all" in r[:2]][0][col]
 for name, (meth, eps) in (("single", ("single", "-")), ("all", ("all", "-")), ("dpsgd-e1", ("dpsgd", "1"))):
     r = R[meth, eps]
-    assert r["test_acc"] == last("out/acc/%s.tsv" % name, 1), name
+    assert r["accuracy"] == "%.2f" % (100 * float(last("out/acc/%s.tsv" % name, 1))), name
     assert r["mia_auc"] == last("out/mia/%s.tsv" % name, 6), name
     assert r["mia_acc_half"] == last("out/mia/%s.tsv" % name, 8), name
-    for k in ("test_acc", "mia_auc", "mia_acc_half", "mia_acc_best", "mia_acc_mean"):
+    for k in ("mia_auc", "mia_acc_half", "mia_acc_best", "mia_acc_mean"):
         assert 0 <= float(r[k]) <= 1, (name, k)
     assert float(r["wall_s"]) >= 0
-assert R["single", "-"]["epsilon"] == "inf" and R["single", "-"]["verdict"] == "not_private"
-assert R["all", "-"]["epsilon"] == "inf"
+assert R["single", "-"]["epsilon_record"] == "inf" and R["single", "-"]["verdict"] == "not_private"
+assert R["all", "-"]["epsilon_record"] == "inf" and R["all", "-"]["eps_spent"] == "fmnist=-"
 d = R["dpsgd", "1"]
-assert d["verdict"] == "private" and 0.9 < float(d["epsilon"]) <= 1, d
+assert d["verdict"] == "private" and 0.9 < float(d["epsilon_record"]) <= 1, d
+assert d["eps_spent"] == "fmnist=%.4g" % float(d["epsilon_record"]), d
 print("ok")'
 	[ "$output" = ok ]
 }
@@ -117,13 +124,23 @@ print("ok")'
 	[ -x "$BIN/kde-publish" ] || skip "kde-publish is not built in $BIN"
 	run -0 $PY -c '
 import csv
-R = {(r["method"], r["eps_given"]): r for r in csv.DictReader(open("out/results.tsv"), delimiter="\t")}
+R = {(r["method"], r["epsilon"]): r for r in csv.DictReader(open("out/results.tsv"), delimiter="\t")}
 k, d = R["dp-pg", "1"], R["dpsgd-matched", "1"]
 assert k["verdict"] == "private" and d["verdict"] == "private", (k, d)
-assert abs(float(d["epsilon"]) - min(float(k["epsilon"]), 1000)) <= 1e-6 * float(d["epsilon"]), (k, d)
+assert abs(float(d["epsilon_record"]) - min(float(k["epsilon_record"]), 1000)) <= 1e-6 * float(d["epsilon_record"]), (k, d)
 for r in (k, d):
-    assert 0 <= float(r["test_acc"]) <= 1 and 0 <= float(r["mia_auc"]) <= 1
+    assert 0 <= float(r["accuracy"]) <= 100 and 0 <= float(r["mia_auc"]) <= 1
 print("ok")'
 	[ "$output" = ok ]
 	assert [ -s "$OUT/time/kde-e1.publish.s" ]
+}
+
+@test "an epsilon added on the command line is built under an up-to-date results.tsv" {
+	dir="$BATS_TEST_TMPDIR/grid"
+	mkdir -p "$dir"
+	cp -a "$OUT" "$dir/out"
+	run -0 dppg "$dir" SGD_EPS="1 2" "$dir/out/results.tsv"
+	[ -s "$dir/out/model/dpsgd-e2.tns" ]
+	run -0 awk -F '\t' '$2 == "dpsgd" { print $3, $9 }' "$dir/out/results.tsv"
+	assert_output $'1 private\n2 private'
 }

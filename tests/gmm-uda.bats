@@ -46,19 +46,43 @@ have_gmmuda() {
 
 @test "gmm-uda: results.tsv has one row per method, accuracies and the ledger's epsilon" {
 	run -0 cat run/out/results.tsv
-	[ "${lines[0]}" = "$(printf 'source\ttarget\tmethod\tepsilon\taccuracy\tsource_epsilon_spent\twall_seconds')" ]
+	[ "${lines[0]}" = "$(printf 'task\tmethod\tepsilon\treps\taccuracy\taccuracy_sd\teps_spent\twall_s\tverdict\tsource\ttarget\tsource_epsilon_spent')" ]
 	want="dann - dann 4 nn - src 4"
 	have_gmmuda && want="dann - dann 4 gmmuda - gmmuda 4 nn - src 4"
-	got=$(awk -F '\t' 'NR > 1 { print $3, $4 }' run/out/results.tsv | sort | tr '\n' ' ')
+	got=$(awk -F '\t' 'NR > 1 { print $2, $3 }' run/out/results.tsv | sort | tr '\n' ' ')
 	[ "$got" = "$want " ]
 	awk -F '\t' 'NR > 1 {
-		if (NF != 7 || $1 != "kitchen" || $2 != "dvd") exit 1
-		if (!($5 >= 0 && $5 <= 1) || !($7 >= 0)) exit 1
-		if (($4 == "-") != ($6 == "-")) exit 1
-		if ($4 != "-" && !($6 > 0 && $6 <= 4 * (1 + 1e-9))) exit 1
+		if (NF != 12 || $1 != "kitchen->dvd" || $10 != "kitchen" || $11 != "dvd" || $4 != 1) exit 1
+		if (!($5 >= 0 && $5 <= 100) || $6 != "0.00" || !($8 >= 0)) exit 1
+		if (($3 == "-") != ($12 == "-") || ($3 == "-") != ($9 == "not_private")) exit 1
+		if ($3 != "-" && !($12 > 0 && $12 <= 4 * (1 + 1e-9) && $9 == "private")) exit 1
+		if (index("," $7 ",", ",kitchen=" $12 ",") == 0) exit 1
 	}' run/out/results.tsv
+	# the accuracy is predict's, the source's epsilon the ledger's
+	want=$(awk -F '\t' '$1 == "all" { printf "%.2f", 100 * $2 }' run/out/kitchen-dvd/src-e4.acc)
+	run -0 awk -F '\t' '$2 == "src" { print $5 }' run/out/results.tsv
+	assert_output "$want"
+	want=$(rdp-account ledger -q --delta 1e-5 --format tsv run/out/src/kitchen-e4.tns |
+		awk -F '\t' '$1 == "kitchen" { printf "%.4g", $3 }')
+	run -0 awk -F '\t' '$2 == "src" { print $12 }' run/out/results.tsv
+	assert_output "$want"
+	# DANN's model holds the target rows without privacy: dvd=-, yet
+	# the protected source alone decides the verdict
+	run -0 awk -F '\t' '$2 == "dann" && $3 == 4 { print $7, $9 }' run/out/results.tsv
+	assert_output --regexp '^kitchen=[0-9.]+,dvd=- private$'
 	grep -q '^| method | non-private | ε=4 |$' run/out/results.md
-	grep -q '<svg' run/out/results.svg
+	grep -q '<svg' run/out/accuracy-amz.svg
+	[ "$(head -c 4 run/out/accuracy-amz.png | tail -c 3)" = PNG ]
+}
+
+@test "gmm-uda: an epsilon added on the command line is built under an up-to-date results.tsv" {
+	rm -rf grid && mkdir grid
+	cp -a run/out grid/
+	run -0 make -s -C grid -f "$MK" "${ARGS[@]}" EPSILONS="4 8" out/results.tsv
+	[ -s grid/out/kitchen-dvd/src-e8.row ]
+	run -0 awk -F '\t' '$2 == "src" { print $3 }' grid/out/results.tsv
+	assert_output $'4\n8'
+	rm -rf grid
 }
 
 @test "gmm-uda: the samples' ledger composes the encoder's and the mixture's releases within epsilon" {
@@ -89,7 +113,7 @@ have_gmmuda() {
 
 @test "gmm-uda: the adaptation rows (dpsgd-train --mode gmm-uda)" {
 	have_gmmuda || skip "this dpsgd-train has no --mode gmm-uda"
-	run -0 awk -F '\t' '$3 == "gmmuda"' run/out/results.tsv
+	run -0 awk -F '\t' '$2 == "gmmuda"' run/out/results.tsv
 	[ "${#lines[@]}" -eq 2 ]
 	run -0 --separate-stderr rdp-account ledger --delta 1e-5 --format tsv run/out/kitchen-dvd/gmmuda-e4.tns
 	awk -F '\t' '$1 == "kitchen" { n++; if ($3 > 4 * (1 + 1e-9) || $11 != "private") exit 1 } END { exit n != 1 }' <<< "$output"

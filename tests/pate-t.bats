@@ -44,30 +44,54 @@ setup() {
 @test "make runs PATE-T with 5 teachers and writes a row per mechanism, noise level, student and baseline" {
 	run -0 cat "$BATS_FILE_TMPDIR/make.status"
 	assert_output 0
-	run -0 cut -f 1-4,6,13,15 "$OUT/results.tsv"
-	assert_output "teachers	mechanism	noise	runs	verdict	student	data_dependent_released
-5	lnmax	gamma=0.05	1	private	assoc	-
-5	lnmax	gamma=0.05	1	private	classify	-
-5	gnmax	sigma=20	1	private	assoc	0/1
-5	gnmax	sigma=20	1	private	classify	0/1
-5	cgnmax	sigma1=40,T=0.6n,sigma=20	1	data_dependent	assoc	1/1
-5	exact	none	1	not_private	assoc	-
-5	exact	none	1	not_private	classify	-
--	no-teachers	none	1	not_private	-	-
--	no-teachers-dpsgd	eps=4	1	private	-	-
--	usps-true-labels	none	1	-	assoc	-
--	usps-true-labels	none	1	-	classify	-"
-	# every line has 15 fields, accuracies are in [0, 1]
-	run -0 awk -F '\t' 'NF != 15 || (NR > 1 && !($9 >= 0 && $9 <= 1)) { print "bad: " $0 }' \
+	run -0 cut -f 1,2,4,9,10-13,18 "$OUT/results.tsv"
+	assert_output "task	method	reps	verdict	teachers	mechanism	noise	student	data_dependent_released
+mnist->usps n=5	lnmax-assoc	1	private	5	lnmax	gamma=0.05	assoc	-
+mnist->usps n=5	lnmax-classify	1	private	5	lnmax	gamma=0.05	classify	-
+mnist->usps n=5	gnmax-assoc	1	private	5	gnmax	sigma=20	assoc	0/1
+mnist->usps n=5	gnmax-classify	1	private	5	gnmax	sigma=20	classify	0/1
+mnist->usps n=5	cgnmax-assoc	1	data_dependent	5	cgnmax	sigma1=40,T=0.6n,sigma=20	assoc	1/1
+mnist->usps n=5	exact-assoc	1	not_private	5	exact	none	assoc	-
+mnist->usps n=5	exact-classify	1	not_private	5	exact	none	classify	-
+mnist->usps	no-teachers	1	not_private	-	no-teachers	none	-	-
+mnist->usps	no-teachers-dpsgd	1	private	-	no-teachers-dpsgd	eps=4	-	-
+mnist->usps	usps-true-labels-assoc	1	-	-	usps-true-labels	none	assoc	-
+mnist->usps	usps-true-labels-classify	1	-	-	usps-true-labels	none	classify	-"
+	# every line has the nine common columns and nine of PATE-T, the
+	# accuracies are percentages, one repeat: sd 0; each student's
+	# accuracy is its predict report's
+	run -0 awk -F '\t' 'NF != 18 || (NR > 1 && !($5 >= 0 && $5 <= 100 && $6 == "0.00")) { print "bad: " $0 }' \
 		"$OUT/results.tsv"
 	refute_output
+	want=$(awk -F '\t' '$1 == "all" { printf "%.2f", 100 * $2 }' "$OUT/n5/gnmax-20-r1.assoc.student.acc")
+	run -0 awk -F '\t' '$2 == "gnmax-assoc" { print $5 }' "$OUT/results.tsv"
+	assert_output "$want"
+	# the not private rows have no epsilon, the private ones MNIST's in eps_spent
+	run -0 awk -F '\t' 'NR > 1 && ($9 == "private" || $9 == "data_dependent") != ($3 != "-") { print "bad: " $0 }
+		NR > 1 && $3 != "-" && $7 !~ /(^|,)mnist=[0-9.]+(,|$)/ { print "bad spent: " $0 }' "$OUT/results.tsv"
+	refute_output
 	[ -s "$OUT/results.md" ]
-	for s in accuracy accuracy-assoc accuracy-classify; do
-		$PY -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$OUT/$s.svg"
+	grep -q '^| 5 | cgnmax | sigma1=40,T=0.6n,sigma=20 | assoc |' "$OUT/results.md"
+	for s in assoc classify; do
+		$PY -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$OUT/accuracy-$s.svg"
+		[ "$(head -c 4 "$OUT/accuracy-$s.png" | tail -c 3)" = PNG ]
+		# a line per number of teachers and mechanism, the references dashed
+		grep -q 'n5-lnmax' "$OUT/accuracy-$s.svg"
+		grep -q 'n5-exact (NOT private)' "$OUT/accuracy-$s.svg"
 	done
-	# the assoc plot has the data-dependent series (dashed, hollow marks)
-	grep -q 'stroke-dasharray="6,3"/>' "$OUT/accuracy-assoc.svg"
-	grep -q 'sanitised data-dependent epsilon' "$OUT/accuracy-assoc.svg"
+	grep -q 'n5-cgnmax' "$OUT/accuracy-assoc.svg"
+	! grep -q 'n5-cgnmax' "$OUT/accuracy-classify.svg"
+}
+
+@test "a grid enlarged on the command line builds the runs it adds" {
+	dir="$BATS_FILE_TMPDIR/grid"
+	mkdir -p "$dir"
+	cp -a "$OUT" "$dir/out"
+	run -0 pate "$dir" REPS=2 "$dir/out/results.tsv"
+	[ -e "$dir/out/n5/lnmax-0.05-r2.classify.student.acc" ]
+	run -0 awk -F '\t' '$2 == "lnmax-classify" { print $4 }' "$dir/out/results.tsv"
+	assert_output 2
+	rm -rf "$dir"
 }
 
 @test "the ledger epsilon of each student equals rdp-account pate-lnmax and pate-gnmax for its queries" {
@@ -76,8 +100,8 @@ import json, sys
 t = [t for t in json.load(sys.stdin)["tensors"] if t["name"] == "y"][0]
 print(t["shape"][0])')
 	[ "$q" -ge 55 ] && [ "$q" -le 65 ]
-	run -0 awk -F '\t' -v q="$q" '$2 != "lnmax" && $2 != "gnmax" { next }
-		$7 != q ".0" { print "answered " $7 " of " q }' "$OUT/results.tsv"
+	run -0 awk -F '\t' -v q="$q" '$11 != "lnmax" && $11 != "gnmax" { next }
+		$14 != q ".0" { print "answered " $14 " of " q }' "$OUT/results.tsv"
 	refute_output
 	for m in "lnmax gamma 0.05" "gnmax sigma 20"; do
 		set -- $m
@@ -86,7 +110,7 @@ print(t["shape"][0])')
 		got=$(awk -F '\t' '$1 == "mnist" { print $3 }' "$OUT/n5/$1-$3-r1.classify.ledger.tsv")
 		$PY -c "import sys; w, g = map(float, sys.argv[1:]); assert abs(w - g) <= 1e-9 * w, (w, g)" \
 			"$want" "$got"
-		run -0 awk -F '\t' -v m="$1" '$2 == m && $13 == "classify" { print $5 }' "$OUT/results.tsv"
+		run -0 awk -F '\t' -v m="$1" '$11 == m && $13 == "classify" { print $3 }' "$OUT/results.tsv"
 		$PY -c "import sys; w, g = map(float, sys.argv[1:]); assert abs(w - g) <= 1e-4, (w, g)" \
 			"$want" "$output"
 	done
@@ -101,7 +125,7 @@ print(t["shape"][0])')
 	# the answered count of the table is the labels' count of y != -1, at most 30
 	ans=$(tns to-csv -q --tensor y "$OUT/n5/cgnmax-40_0.6_20-r1.labels.tns" | awk '$1 != -1 { n++ } END { print n + 0 }')
 	[ "$ans" -le 30 ]
-	run -0 awk -F '\t' '$2 == "cgnmax" { print $7 }' "$OUT/results.tsv"
+	run -0 awk -F '\t' '$11 == "cgnmax" { print $14 }' "$OUT/results.tsv"
 	assert_output "$ans.0"
 	# the student's ledger: the guarantee and the sanitised data-dependent
 	# epsilon, as rdp-account reports them for the vote's own output
@@ -110,7 +134,7 @@ print(t["shape"][0])')
 	got=$(awk -F '\t' '$1 == "mnist" { print $3, $13 }' "$OUT/n5/cgnmax-40_0.6_20-r1.assoc.ledger.tsv")
 	[ "$want" = "$got" ]
 	[[ $want != *" -" ]]
-	run -0 awk -F '\t' '$2 == "cgnmax" { printf "%.4f %.4f\n", $5, $14 }' "$OUT/results.tsv"
+	run -0 awk -F '\t' '$11 == "cgnmax" { printf "%.4f %.4f\n", $3, $17 }' "$OUT/results.tsv"
 	assert_output "$(awk '{ printf "%.4f %.4f\n", $1, $2 }' <<< "$got")"
 	# the student is associative, trained on the answered rows only
 	run -0 tns info -v "$OUT/n5/cgnmax-40_0.6_20-r1.assoc.student.tns"
@@ -158,7 +182,7 @@ assert rows == 10000, rows' "$output"
 	tns to-npy -q --tensor y -o exact.npy "$OUT/n5/exact-0-r1.labels.tns"
 	tns to-npy -q --tensor y -o lnmax.npy "$OUT/n5/lnmax-0.05-r1.labels.tns"
 	tns to-npy -q --tensor y -o true.npy "$OUT/queries.tns"
-	acc=$(awk -F '\t' '$2 == "lnmax" && $13 == "classify" { print $8 }' "$OUT/results.tsv")
+	acc=$(awk -F '\t' '$11 == "lnmax" && $13 == "classify" { print $15 }' "$OUT/results.tsv")
 	$PY - "$acc" <<'EOF'
 import sys
 import numpy as np

@@ -2,14 +2,19 @@
 # out/acc/M.tsv (predict's TSV report), out/mia/M.tsv (mia-eval's TSV
 # report), out/ledger/M.tsv (rdp-account ledger --format tsv) and
 # out/time/M.s (wall seconds).  -v methods: the method names in row order.
-# Columns: method, the epsilon its tool was given (kde: per parameter;
-# "-": none), the record-level epsilon of the ledger at the pipeline's
-# delta ("inf" when rdp-account's verdict is not "private"), that verdict,
-# the neighbouring relation of the ledger (add_remove, replace_one, none),
-# test accuracy, the loss attack's AUC, two-fold, best (in-sample) and
-# mean-loss (Yeom) balanced accuracies, the largest two-fold accuracy of
-# a class and that class (paper 002's figure 12 is per class), and the
-# wall time.
+# Columns: the common shape of pipelines/README.md, task method epsilon
+# reps accuracy accuracy_sd eps_spent wall_s verdict (task "fmnist";
+# method single, all, dpsgd, dp-pg, dpsgd-matched; epsilon the one its
+# tool was given, "-" for none: kde-publish's is per parameter,
+# dpsgd-matched's the dp-pg epsilon it matches; one repeat: sd 0;
+# eps_spent dataset=epsilon of the ledger, "dataset=-" when not private;
+# verdict the ledger's), then: epsilon_record, the record-level epsilon
+# of the ledger at the pipeline's delta ("inf" when rdp-account's
+# verdict is not "private"); neighbours, the ledger's neighbouring
+# relation (add_remove, replace_one, none); the loss attack's AUC,
+# two-fold, best (in-sample) and mean-loss (Yeom) balanced accuracies,
+# the largest two-fold accuracy of a class and that class (paper 002's
+# figure 12 is per class).
 BEGIN { FS = "\t"; OFS = "\t" }
 FNR == 1 {
 	n = split(FILENAME, p, "/")
@@ -31,11 +36,18 @@ kind == "ledger" && FNR == 2 {
 	verdict[m] = $11
 	nb[m] = $7
 }
+kind == "ledger" && FNR > 1 {
+	spent[m] = spent[m] (spent[m] == "" ? "" : ",") $1 "=" \
+	    ($11 == "private" ? sprintf("%.4g", $3) : "-")
+	if ($11 != "private" && !(m in vfirst))
+		vfirst[m] = $11
+}
 kind == "time" { wall[m] = $1 }
 END {
-	print "method", "eps_given", "epsilon", "verdict", "neighbours", "test_acc", \
+	print "task", "method", "epsilon", "reps", "accuracy", "accuracy_sd",
+	    "eps_spent", "wall_s", "verdict", "epsilon_record", "neighbours",
 	    "mia_auc", "mia_acc_half", "mia_acc_best", "mia_acc_mean", \
-	    "mia_acc_half_max_class", "max_class", "wall_s"
+	    "mia_acc_half_max_class", "max_class"
 	n = split(methods, M, " ")
 	for (i = 1; i <= n; i++) {
 		m = M[i]
@@ -54,7 +66,9 @@ END {
 		if (m ~ /^dpsgd-e/) { name = "dpsgd"; given = substr(m, 8) }
 		else if (m ~ /^kde-e/) { name = "dp-pg"; given = substr(m, 6) }
 		else if (m ~ /^dpsgd-kde/) { name = "dpsgd-matched"; given = substr(m, 10) }
-		print name, given, eps[m], verdict[m], nb[m], acc[m], auc[m], half[m], \
-		    best[m], mean[m], cmax[m], cwhich[m], wall[m]
+		print "fmnist", name, given, 1, sprintf("%.2f", 100 * acc[m]), "0.00",
+		    spent[m], sprintf("%.2f", wall[m]),
+		    (m in vfirst) ? vfirst[m] : "private", eps[m], nb[m], auc[m],
+		    half[m], best[m], mean[m], cmax[m], cwhich[m]
 	}
 }

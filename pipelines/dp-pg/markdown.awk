@@ -11,7 +11,13 @@ function nbr(v) {
 	    " (add/remove)" : ""
 }
 BEGIN { FS = "\t" }
-NR == 1 { next }
+NR == 1 {
+	if ($1 != "task" || $10 != "epsilon_record" || $12 != "mia_auc") {
+		print "markdown.awk: " FILENAME ": not dp-pg's results.tsv" > "/dev/stderr"
+		exit 1
+	}
+	next
+}
 { row[++n] = $0 }
 END {
 	print "# dp-pg: DP-PG (paper 002) on Fashion-MNIST, with membership inference"
@@ -27,8 +33,8 @@ END {
 	for (i = 1; i <= n; i++) {
 		split(row[i], c, "\t")
 		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s (class %s) | %s |\n",
-		    c[1], c[2] == "-" ? "–" : c[2], eps(c[3]) nbr(c[5]), f3(c[6]),
-		    f3(c[7]), f3(c[8]), f3(c[9]), f3(c[10]), f3(c[11]), c[12], c[13]
+		    c[2], c[3] == "-" ? "–" : c[3], eps(c[10]) nbr(c[11]), f3(c[5] / 100),
+		    f3(c[12]), f3(c[13]), f3(c[14]), f3(c[15]), f3(c[16]), c[17], c[8]
 	}
 	print ""
 	print "*single*: partition 0's model (non-private); *all*: one model on " \

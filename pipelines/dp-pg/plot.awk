@@ -1,4 +1,4 @@
-# plot.awk: results.svg from results.tsv (collect.awk): test accuracy
+# plot.awk: mia-auc.svg from results.tsv (collect.awk): test accuracy
 # (left) and the loss attack's AUC (right) against the record-level
 # epsilon of the ledger (log scale), DP-SGD and DP-PG as lines, the
 # non-private models as dashed horizontal lines.  Plain SVG by awk.
@@ -8,9 +8,9 @@ BEGIN { FS = "\t" }
 NR == 1 { next }
 {
 	n++
-	meth[n] = $1; e[n] = $3; acc[n] = $6; auc[n] = $7
-	if ($3 != "inf") {
-		l = log($3) / log(10)
+	meth[n] = $2; e[n] = $10; acc[n] = $5 / 100; auc[n] = $12
+	if ($10 != "inf") {
+		l = log($10) / log(10)
 		if (!have || l < x0) x0 = l
 		if (!have || l > x1) x1 = l
 		have = 1

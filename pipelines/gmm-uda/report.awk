@@ -1,4 +1,5 @@
-# report.awk: out/results.md from out/results.tsv: per method, the target
+# report.awk: out/results.md from out/results.tsv (the common shape,
+# then source, target, source_epsilon_spent): per method, the target
 # test accuracy without privacy and at each total source epsilon, averaged
 # over the pairs (and per pair when there are several).  -v eps (the
 # epsilons), delta, share (the encoder's share), gmmuda (yes/no).
@@ -21,23 +22,30 @@ BEGIN {
 		npm[i] = part[1]; lab[i] = part[2]; dpm[i] = part[3]
 	}
 }
-$1 == "source" { next }
+FNR == 1 && $1 == "source" { next }
+FNR == 1 {
+	if ($1 != "task" || $12 != "source_epsilon_spent") {
+		print "report.awk: " FILENAME ": not gmm-uda's results.tsv" > "/dev/stderr"
+		exit 1
+	}
+	next
+}
 FILENAME ~ /privacy/ {
 	npv++
 	pv[npv] = sprintf("| %s | %s | %s | %.6g | %s |", $1, $2, $3, $4, $5)
 	next
 }
 {
-	pair = $1 "→" $2
+	pair = $10 "→" $11
 	if (!(pair in seen)) {
 		seen[pair] = 1; P[++np] = pair
 	}
 	for (g = 1; g <= 2; g++) {
-		k = (g == 1 ? "all" : pair) SUBSEP $3 SUBSEP $4
-		S[k] += $5; N[k]++
-		if ($6 != "-")
-			E[k] += $6
-		T[k] += $7
+		k = (g == 1 ? "all" : pair) SUBSEP $2 SUBSEP $3
+		S[k] += $5 / 100; N[k]++
+		if ($12 != "-")
+			E[k] += $12
+		T[k] += $8
 	}
 }
 function table(grp,   i, j, line, k) {

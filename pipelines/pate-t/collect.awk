@@ -11,16 +11,27 @@
 #   base/NAME.acc, base/NAME.ledger.tsv   np, true-labels-S, dp-E-rR
 # CFG is MECH-LEVEL (lnmax-GAMMA, gnmax-SIGMA, cgnmax-S1_T_S, exact-0), S
 # the student (classify, assoc).
-# Output columns: teachers mechanism noise runs epsilon verdict answered
-# label_acc student_acc student_sd teacher_acc wall_s student
-# epsilon_data_dependent data_dependent_released.  epsilon is the
-# ledger's for the protected dataset (-v protected) at its delta: the
-# guarantee, data-independent (with the smooth-sensitivity release's cost
-# when there is one); verdict that dataset's verdict ("-" where it is not
-# in the ledger); epsilon_data_dependent the mean over the repeats of the
-# ledger's sanitised data-dependent epsilon ("-" when never released: an
-# estimate, not a guarantee); data_dependent_released "r/runs" for the
-# mechanisms that try it (gnmax, cgnmax), "-" otherwise.
+# Output (the common shape of pipelines/README.md, then this
+# experiment's columns): task method epsilon reps accuracy accuracy_sd
+# eps_spent wall_s verdict, then teachers mechanism noise student answered
+# label_acc teacher_acc epsilon_data_dependent data_dependent_released.
+# task is "mnist->usps n=N" (N teachers; "mnist->usps" for the
+# baselines); method MECH-STUDENT (lnmax-classify, cgnmax-assoc, ...; the
+# baselines no-teachers, no-teachers-dpsgd, usps-true-labels-STUDENT);
+# epsilon the guarantee for the protected dataset (-v protected) at the
+# ledger's delta, data-independent (with the smooth-sensitivity
+# release's cost when there is one), the mean over the repeats, "-" when
+# not private; the DP-SGD baseline's is the epsilon it was asked for.
+# accuracy and accuracy_sd: the student's accuracy on the held-out rows,
+# percent, mean and sample sd over the repeats; eps_spent every ledger
+# dataset's epsilon (the largest over the repeats; "-" where its verdict
+# is not private or data_dependent); verdict the protected dataset's
+# ("-" where it is not in the ledger); answered the queries answered and
+# label_acc their labels' accuracy (fraction); teacher_acc the teachers'
+# mean accuracy on the queries; epsilon_data_dependent the mean over the
+# repeats of the ledger's sanitised data-dependent epsilon ("-" when never
+# released: an estimate, not a guarantee); data_dependent_released
+# "r/runs" for the mechanisms that try it (gnmax, cgnmax), "-" otherwise.
 BEGIN { FS = OFS = "\t" }
 
 function fail(msg) {
@@ -116,6 +127,16 @@ kind == "vote.ms" { vms[g0] += $1 }
 kind == "student.acc" && $1 == "all" {
 	sacc[g] += $2; sacc2[g] += $2 * $2; ns[g]++
 }
+kind == "ledger.tsv" && FNR > 1 {
+	if (!((g, $1) in spent)) {
+		dsets[g] = dsets[g] (dsets[g] == "" ? "" : SUBSEP) $1
+		spent[g, $1] = "-"
+	}
+	if ($11 == "private" || $11 == "data_dependent") {
+		if (spent[g, $1] == "-" || $3 + 0 > spent[g, $1] + 0)
+			spent[g, $1] = sprintf("%.4g", $3)
+	}
+}
 kind == "ledger.tsv" && FNR > 1 && $1 == protected {
 	verdict[g] = $11
 	if ($11 == "private" || $11 == "data_dependent") {
@@ -131,10 +152,10 @@ function num(s) { return s == "-" ? -1 : s + 0 }
 END {
 	if (bad)
 		exit 1
-	print "teachers", "mechanism", "noise", "runs", "epsilon", "verdict",
-	    "answered", "label_acc", "student_acc", "student_sd",
-	    "teacher_acc", "wall_s", "student", "epsilon_data_dependent",
-	    "data_dependent_released"
+	print "task", "method", "epsilon", "reps", "accuracy", "accuracy_sd",
+	    "eps_spent", "wall_s", "verdict", "teachers", "mechanism", "noise",
+	    "student", "answered", "label_acc", "teacher_acc",
+	    "epsilon_data_dependent", "data_dependent_released"
 	mo["lnmax"] = 1; mo["gnmax"] = 2; mo["cgnmax"] = 3; mo["exact"] = 4
 	mo["no-teachers"] = 5; mo["no-teachers-dpsgd"] = 6
 	mo["usps-true-labels"] = 7
@@ -148,14 +169,22 @@ END {
 		if (sd != sd || sacc2[g] - ns[g] * m * m < 0)
 			sd = 0
 		e = ne[g] ? sprintf("%.4f", eps[g] / ne[g]) : "-"
-		line[i] = f[1] OFS f[2] OFS f[3] OFS r OFS e OFS \
+		if (f[2] == "no-teachers-dpsgd")
+			e = substr(f[3], 5)
+		nd = split(dsets[g], d, SUBSEP)
+		sp = ""
+		for (j = 1; j <= nd; j++)
+			sp = sp (j > 1 ? "," : "") d[j] "=" spent[g, d[j]]
+		line[i] = "mnist->usps" (f[1] != "-" ? " n=" f[1] : "") OFS \
+		    f[2] (f[4] != "-" ? "-" f[4] : "") OFS e OFS r OFS \
+		    sprintf("%.2f", 100 * m) OFS sprintf("%.2f", 100 * sd) OFS \
+		    (sp == "" ? "-" : sp) OFS \
+		    (f[1] != "-" ? sprintf("%.3f", (vms[h] / nl[h] + sms[g] / r) / 1000) : "-") OFS \
 		    ((g in verdict) ? verdict[g] : "-") OFS \
+		    f[1] OFS f[2] OFS f[3] OFS f[4] OFS \
 		    (nl[h] ? sprintf("%.1f", ans[h] / nl[h]) : "-") OFS \
 		    (nla[h] ? sprintf("%.4f", lacc[h] / nla[h]) : "-") OFS \
-		    sprintf("%.4f", m) OFS sprintf("%.4f", sd) OFS \
 		    (tcnt[f[1]] ? sprintf("%.4f", tsum[f[1]] / tcnt[f[1]]) : "-") OFS \
-		    (f[1] != "-" ? sprintf("%.3f", (vms[h] / nl[h] + sms[g] / r) / 1000) : "-") OFS \
-		    f[4] OFS \
 		    (nedd[g] ? sprintf("%.4f", edd[g] / nedd[g]) : "-") OFS \
 		    (ddtry[h] ? (ddrel[h] + 0) "/" ddtry[h] : "-")
 		key[i] = sprintf("%06d %d %s %012.4f %s", f[1] == "-" ? 999999 : f[1],

@@ -1,4 +1,5 @@
-# markdown.awk: results.md, the table of results.tsv with paper 004's
+# markdown.awk: results.md, the table of results.tsv (columns found by
+# their names in its header) with paper 004's
 # Table 1 (paper004-table1.tsv) as the reference shape.  Variables: delta,
 # reps, share, students, params (a line of the hyperparameters).
 BEGIN {
@@ -15,8 +16,20 @@ FILENAME ~ /paper004/ {
 	pr[++npr] = "| " $1 " | " $2 " | " $3 " | " $4 " | " $5 " | " $6 " |"
 	next
 }
-FNR == 1 { next }
-{ row[++nr] = $0 }END {
+FNR == 1 {
+	for (i = 1; i <= NF; i++)
+		c[$i] = i
+	if ($1 != "task" || !("data_dependent_released" in c)) {
+		print "markdown.awk: " FILENAME ": not pate-t's results.tsv" > "/dev/stderr"
+		bad = 1
+		exit 1
+	}
+	next
+}
+{ row[++nr] = $0 }
+END {
+	if (bad)
+		exit 1
 	print "# PATE-T: MNIST teachers, USPS student"
 	print ""
 	printf "Teachers trained without privacy on disjoint parts of 10,000 MNIST " \
@@ -44,12 +57,16 @@ FNR == 1 { next }
 	print "|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for (i = 1; i <= nr; i++) {
 		split(row[i], f, "\t")
-		e = f[5]
+		e = f[c["epsilon"]]
 		if (e == "-")
-			e = (f[6] == "-") ? "(no MNIST)" : "NOT private"
+			e = (f[c["verdict"]] == "-") ? "(no MNIST)" : "NOT private"
+		else if (f[c["mechanism"]] == "no-teachers-dpsgd")
+			e = e " (ledger: " f[c["eps_spent"]] ")"
 		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s | %s |\n",
-		    f[1], f[2], f[3], f[13], e, f[14], f[15], f[7], pct(f[8]),
-		    pct(f[9]), pct(f[10]), pct(f[11]), f[12]
+		    f[c["teachers"]], f[c["mechanism"]], f[c["noise"]], f[c["student"]], e,
+		    f[c["epsilon_data_dependent"]], f[c["data_dependent_released"]],
+		    f[c["answered"]], pct(f[c["label_acc"]]), f[c["accuracy"]],
+		    f[c["accuracy_sd"]], pct(f[c["teacher_acc"]]), f[c["wall_s"]]
 	}
 
 	print ""

@@ -76,11 +76,10 @@ STUDENT_OPTS := --epochs 20 --lr 0.5 --batch 32
 # ASSOC_OPTS were chosen among 7 settings (hidden 128 or 256, 20 or 40
 # epochs, lr 0.5 or 1, batch 32 or 64, visit weight 0.5 or 0.2) on five
 # students of an earlier run, scored on the test rows: a mild selection
-# bias.  STUDENT is the one accuracy.svg shows: classify, because assoc
-# was not better on the private rows (results/README.md); assoc is the
-# only student of confident GNMax (accuracy-assoc.svg).
+# bias.  Each student has its plot, accuracy-STUDENT.png/.svg; assoc was
+# not better than classify on the private rows (README.md), and is the
+# only student of confident GNMax.
 STUDENTS := assoc classify
-STUDENT := classify
 ASSOC_OPTS := --hidden 128 --epochs 20 --lr 0.5 --batch 32
 
 # "No teachers" baselines: one model trained on all of MNIST (labelled),
