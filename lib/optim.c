@@ -134,6 +134,26 @@ sgd_momentum(struct optim *o, float *param, const float *grad, size_t lo,
 	}
 }
 
+/* Plain SGD, in the same VB blocks (the same float operations). */
+static void
+sgd_plain(float *param, const float *grad, size_t lo, size_t hi, float lr,
+    float wd)
+{
+	size_t i = lo;
+
+	for (; i + VB <= hi; i += VB) {
+		float p[VB], g[VB];
+
+		memcpy(p, param + i, sizeof p);
+		memcpy(g, grad + i, sizeof g);
+		for (size_t j = 0; j < VB; j++)
+			p[j] -= lr * (g[j] + wd * p[j]);
+		memcpy(param + i, p, sizeof p);
+	}
+	for (; i < hi; i++)
+		param[i] -= lr * (grad[i] + wd * param[i]);
+}
+
 void
 optim_update(struct optim *o, float *param, const float *grad, size_t lo,
     size_t hi)
@@ -161,8 +181,7 @@ optim_update(struct optim *o, float *param, const float *grad, size_t lo,
 		return;
 	}
 	if (c->momentum == 0) {
-		for (size_t i = lo; i < hi; i++)
-			param[i] -= lr * (grad[i] + wd * param[i]);
+		sgd_plain(param, grad, lo, hi, lr, wd);
 		return;
 	}
 	sgd_momentum(o, param, grad, lo, hi, lr, wd);
