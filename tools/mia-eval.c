@@ -771,8 +771,8 @@ main(int argc, char **argv)
 		static const char *const what[] = {
 		    "loss threshold (Yeom et al. 2018): score = -loss",
 		    "confidence threshold: score = largest probability",
-		    "shadow models (Shokri et al. 2017): score = attack "
-		    "model's P(member)" };
+		    ("shadow models (Shokri et al. 2017): score = attack "
+		    "model's P(member)") };
 		fprintf(ofp, "membership inference: %s\n"
 		    "model %s, members %s, non-members %s, %zu shadow "
 		    "model%s\n"
