@@ -688,7 +688,8 @@ main(int argc, char **argv)
 				cli_usage_error("invalid --shadow '%s': an empty "
 				    "file name", o.shadow[h]);
 			sh[h].paths[f] = p;
-			p = c + 1;
+			if (c != NULL)
+				p = c + 1;
 		}
 	}
 	mcli_read_model(o.model, &m, NULL, NULL, &mlabel);
