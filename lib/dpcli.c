@@ -199,3 +199,24 @@ dpcli_noise_die(int rc)
 	cli_die(rc == NOISE_E_NOMEM ? EX_OSERR : EX_SOFTWARE, "noise: %s: "
 	    "nothing was released", noise_strerror(rc));
 }
+
+double
+dpcli_delta_arg(const char *opt, const char *arg)
+{
+	double d = cli_double(opt, arg, 0, 1);
+
+	if (!(d > 0 && d < 1))
+		cli_usage_error("invalid %s '%s': must lie strictly between 0 "
+		    "and 1", opt, arg);
+	return d;
+}
+
+double
+dpcli_epsilon_arg(const char *opt, const char *arg, double max)
+{
+	double e = cli_double(opt, arg, 0, max);
+
+	if (!(e > 0))
+		cli_usage_error("invalid %s '%s': must be positive", opt, arg);
+	return e;
+}

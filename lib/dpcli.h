@@ -88,4 +88,12 @@ void dpcli_carry(struct ts_meta *out, const struct ts_meta *in,
  * nothing was released. */
 __attribute__((noreturn)) void dpcli_noise_die(int rc);
 
+/* The value of a --delta option: a number strictly between 0 and 1
+ * (usage error, exit 64, otherwise). */
+double dpcli_delta_arg(const char *opt, const char *arg);
+
+/* The value of an --epsilon option: a positive number at most max (usage
+ * error, exit 64, otherwise). */
+double dpcli_epsilon_arg(const char *opt, const char *arg, double max);
+
 #endif

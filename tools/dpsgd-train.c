@@ -1678,17 +1678,11 @@ main(int argc, char **argv)
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'd':
-			o.delta = cli_double("--delta", optarg, 0, 1);
-			if (!(o.delta > 0 && o.delta < 1))
-				cli_usage_error("invalid --delta '%s': not in "
-				    "(0, 1)", optarg);
+			o.delta = dpcli_delta_arg("--delta", optarg);
 			o.has_delta = 1;
 			break;
 		case 'e':
-			o.epsilon = cli_double("--epsilon", optarg, 0, 1e6);
-			if (!(o.epsilon > 0))
-				cli_usage_error("invalid --epsilon '%s': not "
-				    "positive", optarg);
+			o.epsilon = dpcli_epsilon_arg("--epsilon", optarg, 1e6);
 			o.has_eps = 1;
 			break;
 		case 'f':

@@ -1378,17 +1378,12 @@ main(int argc, char **argv)
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'd':
-			o.delta = cli_double("--delta", optarg, 0, 1);
-			if (!(o.delta > 0 && o.delta < 1))
-				cli_usage_error("invalid --delta '%s': must lie "
-				    "strictly between 0 and 1", optarg);
+			o.delta = dpcli_delta_arg("--delta", optarg);
 			o.has_delta = 1;
 			break;
 		case 'e':
-			o.epsilon = cli_double("--epsilon", optarg, 0, EPS_MAX);
-			if (!(o.epsilon > 0))
-				cli_usage_error("invalid --epsilon '%s': must be "
-				    "positive", optarg);
+			o.epsilon = dpcli_epsilon_arg("--epsilon", optarg,
+			    EPS_MAX);
 			o.has_eps = 1;
 			break;
 		case 'f':

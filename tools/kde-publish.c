@@ -877,16 +877,10 @@ main(int argc, char **argv)
 	    != -1) {
 		switch (ch) {
 		case 'd':
-			o.delta = cli_double("-d", optarg, 0, 1);
-			if (!(o.delta > 0) || o.delta >= 1)
-				cli_usage_error("invalid -d '%s': between 0 and "
-				    "1, exclusive", optarg);
+			o.delta = dpcli_delta_arg("-d", optarg);
 			break;
 		case 'e':
-			o.eps = cli_double("-e", optarg, 0, EPS_MAX);
-			if (!(o.eps > 0))
-				cli_usage_error("invalid -e '%s': positive",
-				    optarg);
+			o.eps = dpcli_epsilon_arg("-e", optarg, EPS_MAX);
 			break;
 		case 'f':
 			o.force = 1;
