@@ -701,3 +701,12 @@ cli_rowbuf_free(struct cli_rowbuf *b)
 	b->p = NULL;
 	b->cap = 0;
 }
+
+double
+cli_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}

@@ -142,6 +142,9 @@ void cli_prov_input(struct ts_meta *m, int idx, const char *label,
 void cli_progress(const char *what, uint64_t done, uint64_t total);
 void cli_progress_done(void);
 
+/* Seconds on the monotonic clock (for timings in -v reports). */
+double cli_now(void);
+
 /* Moving rows between streams without per-row work.  A cli_rowbuf
  * (zero-initialised) is reused across tensors; free it with
  * cli_rowbuf_free. */

@@ -190,15 +190,6 @@ usage(int status)
 	exit(status);
 }
 
-static double
-now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* ---- options ---- */
 
 /* An unsigned decimal integer filling [p, end), or -1 (no sign, no
@@ -614,9 +605,9 @@ accumulate(struct ts_reader *r, const struct tensor *hdr, const struct prep *p,
 		want = 2 * want < rows ? 2 * want : rows;
 		ch[1 - cur].want = want;
 		async = pthread_create(&th, NULL, read_chunk, &ch[1 - cur]) == 0;
-		t0 = now();
+		t0 = cli_now();
 		la_syrk_acc(k, d, c->x, a->S);
-		a->syrk_secs += now() - t0;
+		a->syrk_secs += cli_now() - t0;
 		a->n += k;
 		cli_progress(what, a->n, total);
 		if (async)
@@ -1552,7 +1543,7 @@ main(int argc, char **argv)
 	const char *dataset;
 	FILE *in, *mfp = NULL, *sfp = NULL, *ffp = NULL, *ofp;
 	char **av;
-	double *m0 = NULL, *cov_pub = NULL, t_start = now(), t_read, t_rel;
+	double *m0 = NULL, *cov_pub = NULL, t_start = cli_now(), t_read, t_rel;
 	size_t d, *perm, *sizes, nb = 1, maxk = 0, full;
 	uint64_t ncov = 0;
 	int ch, rc, nin = 0;
@@ -1834,7 +1825,7 @@ main(int argc, char **argv)
 		rs = cli_reader(sfp, slabel);
 		cov_pub = public_cov(rs, slabel, &o, d, m0, &a.syrk_secs);
 	}
-	t_read = now();
+	t_read = cli_now();
 	if (early_on) {
 		noise_finish(&early, c.threads);
 		check_draws(&dr);
@@ -1881,7 +1872,7 @@ main(int argc, char **argv)
 		}
 		cli_progress_done();
 	}
-	t_rel = now();
+	t_rel = cli_now();
 
 	/* The stream metadata: ledgers of every input, the release, the
 	 * provenance; written last, after the tensors. */

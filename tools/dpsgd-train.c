@@ -282,15 +282,6 @@ usage(int status)
 	exit(status);
 }
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* ---- options ---- */
 
 /* A list of hidden widths (--hidden, --domain-hidden) into w, *n. */
@@ -1246,7 +1237,7 @@ train(struct trainer *t, struct rng *r, uint64_t run, uint64_t runs)
 	struct optim_cfg oc = o->oc;
 	struct optim *opt;
 	uint64_t nepochs, total;
-	double t0 = now(), loss = 0, seen = 0;
+	double t0 = cli_now(), loss = 0, seen = 0;
 
 	total = t->steps;
 	nepochs = (total + t->steps_per_epoch - 1) / t->steps_per_epoch;
@@ -1279,7 +1270,7 @@ train(struct trainer *t, struct rng *r, uint64_t run, uint64_t runs)
 		}
 		epoch++;
 		if (runs == 1 && end_epoch(t, epoch, nepochs, loss,
-		    seen - eseen, seen, now() - t0))
+		    seen - eseen, seen, cli_now() - t0))
 			break;
 	}
 	if (runs > 1)
@@ -1667,7 +1658,7 @@ main(int argc, char **argv)
 	const char *label, *vlabel = NULL, *ilabel = NULL, *tlabel = NULL;
 	const char *slabel = NULL;
 	char err[256], arch[MODEL_MAX_ARCH];
-	double t_start = now();
+	double t_start = cli_now();
 	uint64_t idigest = 0;
 	float *all = NULL;
 	int ch, rc, nin = 0, src_dp;
@@ -2459,7 +2450,7 @@ main(int argc, char **argv)
 	ts_writer_close(w);
 	if (o.verbose)
 		fprintf(stderr, "%s: %s trained in %.2f s\n", cli_prog(), arch,
-		    now() - t_start);
+		    cli_now() - t_start);
 	cli_out_commit();
 
 	nn_ws_free(&t.ws);

@@ -154,15 +154,6 @@ usage(int status)
 	exit(status);
 }
 
-static double
-now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static void
 meta_setf(struct ts_meta *m, const char *key, const char *fmt, double v)
 {
@@ -645,9 +636,9 @@ fit_ml(const struct opts *o, struct rng *rng, const struct data *dt,
 		}
 		if (gmm_init_centers(&cur, X, n, cen, o->reg) != 0)
 			cli_die(EX_OSERR, "out of memory");
-		t0 = now();
+		t0 = cli_now();
 		rc = gmm_em(&cur, w, X, n, &eo, &res);
-		f->secs += now() - t0;
+		f->secs += cli_now() - t0;
 		f->all_iters += res.iters;
 		if (rc == GMM_E_NOTPD)
 			cli_die(EX_DATAERR, "%s: class %zu: component %zu: the "
@@ -887,7 +878,7 @@ dpem_run(struct dpem *e, struct rng *rng)
 	const struct opts *o = e->o;
 	size_t C = e->C, k = e->k, d = e->d, ml = e->ml, bad = 0;
 	size_t row = 1 + d + ml;
-	double B = o->clip, t0 = now();
+	double B = o->clip, t0 = cli_now();
 
 	if (o->init_dp)
 		dp_start(e, rng);
@@ -951,7 +942,7 @@ dpem_run(struct dpem *e, struct rng *rng)
 				    "eigensolver failed", c);
 		}
 	}
-	e->secs += now() - t0;
+	e->secs += cli_now() - t0;
 }
 
 static void
@@ -1368,7 +1359,7 @@ main(int argc, char **argv)
 	struct dpem e = { 0 };
 	const char *label, *ilabel = NULL, *dataset;
 	FILE *in, *ifp = NULL, *ofp;
-	double *init = NULL, *priors, t_start = now();
+	double *init = NULL, *priors, t_start = cli_now();
 	int ch, threads, nin = 0;
 
 	cli_init(argv[0], argc, argv);
@@ -1754,7 +1745,7 @@ main(int argc, char **argv)
 	if (o.verbose)
 		fprintf(stderr, "%s: %zu rows x %zu features, %zu class%s: "
 		    "%.3f s in all\n", cli_prog(), dt.n, dt.d, dt.nclass,
-		    dt.nclass == 1 ? "" : "es", now() - t_start);
+		    dt.nclass == 1 ? "" : "es", cli_now() - t_start);
 
 	for (size_t c = 0; c < dt.nclass; c++) {
 		gmm_free(&g[c]);
