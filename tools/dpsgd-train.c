@@ -414,9 +414,6 @@ check_mode(struct opts *o)
 	if (o->dann) {
 		if (o->target == NULL)
 			cli_usage_error("--mode dann needs --target");
-		if (o->audit)
-			cli_usage_error("--audit-repeat does not go with --mode "
-			    "dann");
 		if (!o->has_epochs)
 			cli_usage_error("--mode dann needs --epochs");
 		if (o->nodp && o->protect)
@@ -1353,14 +1350,16 @@ record_release(struct ts_meta *meta, struct rng *rng,
 }
 
 /* Write the model, or with --audit-repeat, each parameter tensor stacked
- * over the trainings: model/fc<k>/W as [runs, in * out] and model/fc<k>/b
- * as [runs, out], row i the parameters of training i. */
+ * over the trainings: <prefix>/fc<k>/W as [runs, in * out] and
+ * <prefix>/fc<k>/b as [runs, out], row i the parameters of training i
+ * (np of them per training); prefix "model" for the classifier, "domain"
+ * for a domain classifier. */
 static void
-write_audit(struct ts_writer *w, const struct nn_model *m, const float *all,
-    uint64_t runs)
+write_audit(struct ts_writer *w, const struct nn_net *net, const char *prefix,
+    const float *all, size_t np, uint64_t runs)
 {
-	for (size_t l = 0; l < m->net.nlayers; l++) {
-		const struct nn_layer *L = &m->net.layer[l];
+	for (size_t l = 0; l < net->nlayers; l++) {
+		const struct nn_layer *L = &net->layer[l];
 		for (int part = 0; part < 2; part++) {
 			size_t len = part ? L->out : L->in * L->out;
 			size_t off = L->off + (part ? L->in * L->out : 0);
@@ -1369,15 +1368,15 @@ write_audit(struct ts_writer *w, const struct nn_model *m, const float *all,
 			char name[64];
 			int rc;
 
-			snprintf(name, sizeof name, "model/fc%zu/%s", l + 1,
-			    part ? "b" : "W");
+			snprintf(name, sizeof name, "%s/fc%zu/%s", prefix,
+			    l + 1, part ? "b" : "W");
 			if (tensor_init(&hdr, name, TS_F32, 2, dims) != 0)
 				cli_die(EX_SOFTWARE, "bad tensor header");
 			if ((rc = ts_write_begin(w, &hdr)) != 0)
 				cli_wdie(w, rc);
 			for (uint64_t i = 0; i < runs; i++)
-				if ((rc = ts_write_rows(w, all + i * m->nparam +
-				    off, 1)) != 0)
+				if ((rc = ts_write_rows(w, all + i * np + off,
+				    1)) != 0)
 					cli_wdie(w, rc);
 			if ((rc = ts_write_end(w)) != 0)
 				cli_wdie(w, rc);
@@ -2257,16 +2256,33 @@ main(int argc, char **argv)
 			all = cli_reallocarray(NULL, runs * t.np, sizeof *all);
 		memcpy(init, m.param, t.np * sizeof *init);
 		for (uint64_t i = 0; i < runs; i++) {
-			struct rng *ri = rng, *ni = st[0].nrng[0];
+			struct rng *ri = rng, *ni[2] = { NULL, NULL };
 			char item[96];
 
 			if (o.audit && o.seed) {
 				snprintf(item, sizeof item, WORK_ITEM
 				    "/audit/%llu", (unsigned long long)i);
 				ri = sub_rng(&o, item);
-				snprintf(item, sizeof item, WORK_ITEM
-				    "/audit/%llu/noise", (unsigned long long)i);
-				ni = sub_rng(&o, item);
+			}
+			/* Each noised stream of a seeded audit training draws
+			 * from its own work item (with --mode dann, named after
+			 * the domain, as the streams of one training are). */
+			for (size_t j = 0; j < t.nst && o.audit && o.seed;
+			    j++) {
+				if (st[j].noise == NULL)
+					continue;
+				if (o.dann)
+					snprintf(item, sizeof item, WORK_ITEM
+					    "/audit/%llu/noise/%s",
+					    (unsigned long long)i, st[j].name);
+				else
+					snprintf(item, sizeof item, WORK_ITEM
+					    "/audit/%llu/noise",
+					    (unsigned long long)i);
+				ni[j] = sub_rng(&o, item);
+				if (nn_noise_set_rng(st[j].noise, ni[j]) != 0)
+					cli_die(EX_SOFTWARE, "noise: threaded "
+					    "handle");
 			}
 			memcpy(m.param, init, t.np * sizeof *init);
 			/* Logistic regression starts at 0 (a convex problem);
@@ -2278,17 +2294,14 @@ main(int argc, char **argv)
 				nn_init_params(&t.nets.dom, m.param, ri, 0);
 			if (t.gu != NULL)
 				nn_init_params(&gu.nets.dom, m.param, ri, 0);
-			if (st[0].noise != NULL && ni != st[0].nrng[0] &&
-			    nn_noise_set_rng(st[0].noise, ni) != 0)
-				cli_die(EX_SOFTWARE, "noise: threaded handle");
 			train(&t, ri, i, runs);
 			if (o.audit)
 				memcpy(all + i * t.np, m.param,
 				    t.np * sizeof *all);
 			if (ri != rng)
 				rng_free(ri);
-			if (ni != st[0].nrng[0])
-				rng_free(ni);
+			for (size_t j = 0; j < 2; j++)
+				rng_free(ni[j]);
 		}
 		if (o.audit)
 			cli_progress_done();
@@ -2305,9 +2318,12 @@ main(int argc, char **argv)
 	/* The output: the model (and the domain classifier), then the
 	 * stream metadata. */
 	w = cli_writer(ofp, o.level);
-	if (o.audit)
-		write_audit(w, &m, all, o.audit);
-	else if ((rc = model_write(w, &m)) != 0 || (o.dann &&
+	if (o.audit) {
+		write_audit(w, &m.net, "model", all, t.np, o.audit);
+		if (o.dann)
+			write_audit(w, &t.nets.dom, "domain", all, t.np,
+			    o.audit);
+	} else if ((rc = model_write(w, &m)) != 0 || (o.dann &&
 	    (rc = model_write_net(w, &t.nets.dom, m.param, "domain")) != 0) ||
 	    (t.gu != NULL && (rc = model_write_net(w, &gu.nets.dom, m.param,
 	    "domain")) != 0))
