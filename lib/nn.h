@@ -36,9 +36,10 @@
  * added.  nn_clip_plan computes a clip bound C' < C such that the
  * computed clipped sums of neighbouring batches differ by at most C in
  * L2 norm, whatever the data and the summation order; see nn.c for the
- * argument.  That needs the number of records N (it bounds the batch
- * size), which is treated as public, as in Opacus and as in the sampling
- * rate q = B/N itself.
+ * argument.  That needs a bound N on the number of records (it bounds
+ * the batch size); under add/remove neighbours the true count is private,
+ * so dpsgd-train passes the size the data holder declares public (or the
+ * rows read, when there are more), as it computes q = B/N from it.
  *
  * Ownership: nets are plain structs; workspaces own their buffers
  * (nn_ws_free); parameters, gradients, inputs and labels are the

@@ -521,8 +521,10 @@ EOF
 	covest -q --sigma 1 "$@" -S 4 w.tns > c.tns 2> /dev/null
 	! cmp -s a.tns c.tns
 	covest -q --sigma 0 "$@" w.tns > e.tns 2> /dev/null
-	# The noise of the 320400 values has sd C^2 = 9 (chi-square and
-	# mean checks, each failing with probability 2e-8 when it is right).
+	# The noise of the 320400 values has sd sqrt(2) C^2 = 9 sqrt(2)
+	# (--count-public: replace-one; the grid adds a relative 2e-5), by
+	# chi-square and mean checks, each failing with probability 2e-8
+	# when it is right.
 	tns to-npy --tensor cov/0 -o a.npy a.tns
 	tns to-npy --tensor cov/0 -o e.npy e.tns
 	$PY - <<'EOF2'
@@ -531,9 +533,9 @@ from scipy.stats import chi2
 z = (np.load("a.npy") - np.load("e.npy")) * 10
 v = z[np.triu_indices(800)]
 n = v.size
-q = (v ** 2).sum() / 81
+q = (v ** 2).sum() / 162
 assert chi2.ppf(1e-8, n) <= q <= chi2.isf(1e-8, n), q / n
-assert abs(v.mean()) / (9 / n ** 0.5) < 5.7
+assert abs(v.mean()) / (9 * 2 ** 0.5 / n ** 0.5) < 5.7
 EOF2
 }
 
@@ -544,9 +546,10 @@ from load import *
 T, M, S, E = load("o.tns")
 assert "dp.raw.cv" not in S, S          # the row-local mark is released
 assert E["dataset"] == "cv" and E["mechanism"] == "gaussian"
-assert E["neighbours"] == "add_remove" and E["tool"] == "covest"
+assert E["neighbours"] == "replace_one" and E["tool"] == "covest"
 sens, sig = float(E["param.l2_sensitivity"]), float(E["param.sigma"])
-assert 9 <= sens <= 9 * (1 + 1e-6), sens          # C^2 plus the grid
+s9 = 2 ** 0.5 * 9                       # --count-public: replace-one
+assert s9 <= sens <= s9 * (1 + 1e-6), sens        # sqrt(2) C^2 plus the grid
 assert abs(sig / (2 * sens) - 1) < 1e-9, sig
 nm = float(E["param.noise_multiplier"])
 assert 2 <= nm <= 2 * (1 + 1e-8), nm
@@ -575,6 +578,50 @@ for f, w in (("o.tns", (0.8, 0.1, 0.1)), ("o2.tns", (0.5, 0.25, 0.25))):
         assert abs((s / sig) ** 2 / (wp / 4) - 1) < 1e-8
         mu2 += (s / sig) ** 2
     assert abs(mu2 * 4 - 1) < 1e-8
+EOF
+}
+
+# Issue 13, item 3: --count-public releases the exact count, which
+# add/remove neighbours keep private; it is a replace-one release.  Fails
+# on 7b23f82: the entry says add_remove with sensitivities C^2 and C.
+# The sensitivities are recomputed here: sqrt(2) C^2 (1 + 2^-50) and 2 C,
+# each widened by its grid g = 2^(floor(log2 sigma) - 24) times the square
+# root of the number of values noised (21 and 6), and the parts' mu^2 add
+# up to 1 / z^2.
+@test "covest --count-public is a replace-one release, for D and for D plus one row" {
+	{ cat "$FX/x.csv"; echo "1,2,3,4,5,6"; } > x41.csv
+	featurize --no-label --dataset cv --dtype f64 x41.csv > x41.tns
+	covest -q --sigma 2 --clip 3 --count-public 40 x.tns > o40.tns
+	covest -q --sigma 2 --clip 3 --count-public 41 x41.tns > o41.tns
+	run -65 --separate-stderr covest -q --sigma 2 --clip 3 --count-public 40 x41.tns
+	refute_output
+	[ "$stderr" = "covest: x41.tns: tensor 'X' does not have the --count-public 40 rows" ]
+	run -64 --separate-stderr covest -q --sigma 2 --clip 3 --count-public 40 \
+		--neighbours add-remove x.tns
+	[[ $stderr == *"--count-public releases the exact count"*"implies --neighbours replace-one"* ]]
+	$PY - <<'EOF'
+from load import *
+import math
+for f, n in (("o40.tns", 40), ("o41.tns", 41)):
+    T, M, S, E = load(f)
+    assert E["neighbours"] == "replace_one", E
+    assert T["count"] == n
+    C, z = 3.0, 2.0
+    mu2 = 0
+    for part, d2, nent in (("", math.sqrt(2) * C * C * (1 + 2 ** -50), 21),
+                           ("_sum", 2 * C, 6)):
+        sig = float(E["param.sigma" + part])
+        g = float(E["param.grid" + part])
+        assert g == 2.0 ** (math.floor(math.log2(sig)) - 24), (g, sig)
+        sens = float(E["param.l2_sensitivity" + part])
+        want = d2 + g * math.sqrt(nent)
+        assert want <= sens <= want * (1 + 1e-12), (part, sens, want)
+        mu2 += (sens / sig) ** 2
+    assert abs(mu2 * z * z - 1) < 1e-9, mu2
+    assert "param.sigma_count" not in E
+a, b = load("o40.tns")[3], load("o41.tns")[3]
+assert {k: v for k, v in a.items() if k.startswith("param.")} == \
+       {k: v for k, v in b.items() if k.startswith("param.")}
 EOF
 }
 
@@ -631,7 +678,7 @@ Z = np.array([T["cov/0/%d" % r] * 40 - ex for r in range(N)])
 assert all((T["cov/0/%d" % r] == T["cov/0/%d" % r].T).all() for r in range(N))
 iu = np.triu_indices(6)
 V = Z[:, iu[0], iu[1]]                # N x 21 upper entries
-sd = 0.5 * 2 ** 2                     # sigma C^2
+sd = 0.5 * 2 ** 0.5 * 2 ** 2          # sigma sqrt(2) C^2 (replace-one)
 lo, hi = chi2.ppf(1e-8, N - 1), chi2.isf(1e-8, N - 1)
 for j in range(V.shape[1]):
     q = ((V[:, j] - V[:, j].mean()) ** 2).sum() / sd ** 2
@@ -684,14 +731,16 @@ EOF
 }
 
 @test "the clipping canary passes the Gaussian audit" {
-	# D: two zero rows; D': the same and a row 1000 C long.  Clipped to
-	# C, it moves S[0][0] by C^2, so mu is exactly 1 / noise multiplier.
+	# D: two zero rows; D': the same and a row 1000 C long (add/remove
+	# neighbours).  Clipped to C, it moves S[0][0] by C^2, so mu is
+	# sqrt(0.999) / noise multiplier: the count, noised too, takes 0.001
+	# of mu^2 (project multiplies cov by the released count: S + noise).
 	printf '0,0\n0,0\n' > d.csv
 	printf '0,0\n0,0\n1000,0\n' > d2.csv
 	featurize --no-label --header no --dataset can --dtype f64 d.csv > d.tns
 	featurize --no-label --header no --dataset can --dtype f64 d2.csv > d2.tns
-	covest -q --sigma 1 --clip 1 --mean zero --count-public 2 --audit-repeat 16000 -S 31 d.tns > a.tns 2> /dev/null
-	covest -q --sigma 1 --clip 1 --mean zero --count-public 3 --audit-repeat 16000 -S 32 d2.tns > a2.tns 2> /dev/null
+	covest -q --sigma 1 --clip 1 --mean zero --split 0.999,0,0.001 --audit-repeat 16000 -S 31 d.tns > a.tns 2> /dev/null
+	covest -q --sigma 1 --clip 1 --mean zero --split 0.999,0,0.001 --audit-repeat 16000 -S 32 d2.tns > a2.tns 2> /dev/null
 	project a.tns 0 > p
 	project a2.tns 0 > p2
 	mu=$($PY -c 'from load import *; print(1 / float(load("a.tns")[3]["param.noise_multiplier"]))')
@@ -704,7 +753,7 @@ EOF
 # partition of seed 41).  D: two zero rows; D': the same and a canary row
 # with C at one feature of each block.  Whole-row clipping scales it to
 # C/2 per block, so the sum of the 4 diagonal entries moves by C^2 with
-# noise of sd 2 sigma C^2: mu = 0.5.  PRIMA's per-block accounting clips
+# noise of sd 2 sigma C^2 / sqrt(0.999) (the count's share): mu = 0.5.  PRIMA's per-block accounting clips
 # each block to C on its own and keeps one sigma per block: the sum moves
 # by 4 C^2, mu = 2, twice the mu = 1 its ledger claims.
 block_audit() {
@@ -719,8 +768,8 @@ for j in sys.argv[1:]: r[int(j)] = 1
 print(",".join(map(str, r)))' $feats > row.csv
 	cat d.csv row.csv > d2.csv
 	featurize --no-label --header no --dataset can --dtype f64 d2.csv > x8b.tns
-	covest -q --sigma 1 --clip 1 --mean zero --count-public 2 --subspaces random:4 --audit-repeat 7000 -S 42 "$@" x8.tns > a.tns 2> /dev/null
-	covest -q --sigma 1 --clip 1 --mean zero --count-public 3 --subspaces random:4 --audit-repeat 7000 -S 41 "$@" x8b.tns > a2.tns 2> /dev/null
+	covest -q --sigma 1 --clip 1 --mean zero --split 0.999,0,0.001 --subspaces random:4 --audit-repeat 7000 -S 42 "$@" x8.tns > a.tns 2> /dev/null
+	covest -q --sigma 1 --clip 1 --mean zero --split 0.999,0,0.001 --subspaces random:4 --audit-repeat 7000 -S 41 "$@" x8b.tns > a2.tns 2> /dev/null
 	project a.tns $feats > p
 	project a2.tns $feats > p2
 }

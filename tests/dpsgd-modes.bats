@@ -394,7 +394,7 @@ np.save("xq.npy", np.array([[1, .5], [-1, .2], [.3, -1], [.9, .7], [-.8, -.1], [
 }
 
 @test "gmm-uda: the source model's and the mixture's entries are inherited, the target is aggregate" {
-	dpsgd-train -e 2 -d 1e-5 --hidden 8 --epochs 2 --batch 50 --classes 3 -q src.tns > sdp.tns
+	dpsgd-train -e 2 -d 1e-5 --hidden 8 --epochs 2 --batch 50 --classes 3 --public-records 300 -q src.tns > sdp.tns
 	predict --model sdp.tns --features 1 src.tns > sf.tns
 	gmm-fit -e 1 -d 1e-5 --clip 4 -k 1 --by-label --classes 3 -q sf.tns > g.tns
 	gmm-fit sample --model g.tns --n 500 -q > smp.tns

@@ -19,9 +19,12 @@ setup_file() {
 			zstd -q -o "amz/$f.csv.zst"
 	done
 	B=$(dirname "$(command -v gmm-fit)")
+	# SOURCE_ROWS: the size DP-SGD declares public, here the 120 rows kept of
+	# each published file.
 	cat > args <<EOF
 B=$B
 AMZ=$BATS_FILE_TMPDIR/amz
+SOURCE_ROWS=120
 PAIRS=kitchen-dvd
 EPSILONS=4
 NET=--hidden 8 --epochs 2

@@ -223,7 +223,7 @@ print("ok")'
 }
 
 @test "predict inherits the model's release and the data's raw marks" {
-	dpsgd-train --sigma 2 --epochs 1 --batch 5 --classes 2 --hidden 2 -q d.tns > dp.tns
+	dpsgd-train --sigma 2 --epochs 1 --batch 5 --classes 2 --hidden 2 --public-records 5 -q d.tns > dp.tns
 	predict -q --model dp.tns d.tns > p.tns
 	run -0 $PY -c '
 from load import *

@@ -63,7 +63,7 @@ struct opts {
 	const char *mean_file, *subspaces_arg, *from_file;
 	int force, quiet, verbose, relation, mean, subspaces, calibration;
 	int has_eps, has_delta, has_sigma, has_clip, has_split, has_cal;
-	int has_count, unsafe, has_part_seed;
+	int has_count, has_relation, unsafe, has_part_seed;
 	uint64_t part_seed;		/* --subspaces random:M:SEED */
 	double epsilon, delta, sigma, clip, split[NPARTS];
 	uint64_t count_public, audit;
@@ -167,7 +167,8 @@ usage(int status)
 		    "--epsilon sets the noise\n"
 		    "      --clip C           scale rows of L2 norm above C "
 		    "down to C (required)\n"
-		    "      --count-public N   the row count is public and is N\n"
+		    "      --count-public N   the row count is public and is N "
+		    "(replace-one)\n"
 		    "      --dataset NAME     the protected dataset (default: "
 		    "from the input)\n"
 		    "      --level N          zstd level of the output (default "
@@ -319,6 +320,20 @@ check_options(struct opts *o)
 	}
 	if (o->audit && o->has_sigma && o->sigma == 0)
 		cli_usage_error("--audit-repeat needs noise");
+	/*
+	 * A public count is exact: under add/remove neighbours the count is
+	 * private (one record more changes it), so releasing it would be no
+	 * DP release.  It is sound under replace-one neighbours, which keep
+	 * the size: --count-public means replace-one, with the
+	 * sensitivities of plan_noise (sqrt(2) C^2 and 2 C).
+	 */
+	if (o->has_count) {
+		if (o->has_relation && o->relation == LEDGER_ADD_REMOVE)
+			cli_usage_error("--count-public releases the exact count, "
+			    "which add/remove neighbours keep private: it implies "
+			    "--neighbours replace-one");
+		o->relation = LEDGER_REPLACE_ONE;
+	}
 	parts_released(o, rel);
 	if (o->has_split)
 		for (int i = 0; i < NPARTS; i++) {
@@ -1629,6 +1644,7 @@ main(int argc, char **argv)
 		case OPT_NEIGHBOURS:
 			o.relation = cli_choice("--neighbours", optarg, rels) ==
 			    0 ? LEDGER_ADD_REMOVE : LEDGER_REPLACE_ONE;
+			o.has_relation = 1;
 			break;
 		case OPT_SELECT_ON:
 			o.select_on = optarg;

@@ -44,8 +44,8 @@ enum {
 	OPT_FEATURE_LAYER, OPT_FREEZE, OPT_GRL_MAX, OPT_HIDDEN, OPT_INIT,
 	OPT_KD_TEMP, OPT_LEVEL, OPT_LR, OPT_SCHEDULE, OPT_MODE, OPT_MOMENTUM,
 	OPT_NESTEROV, OPT_NODP, OPT_OPTIMIZER, OPT_PATIENCE, OPT_PROTECT,
-	OPT_SIGMA, OPT_SOURCE_FEATURES, OPT_TARGET, OPT_UNSAFE, OPT_VAL,
-	OPT_VAL_PUBLIC, OPT_WD
+	OPT_PUBLIC_RECORDS, OPT_SIGMA, OPT_SOURCE_FEATURES, OPT_TARGET,
+	OPT_TARGET_PUBLIC_RECORDS, OPT_UNSAFE, OPT_VAL, OPT_VAL_PUBLIC, OPT_WD
 };
 
 /* --mode: what is trained, and on which losses. */
@@ -81,6 +81,8 @@ struct opts {
 	size_t batch, classes, freeze, patience, nhidden, ndh;
 	size_t hidden[NN_MAX_LAYERS], dh[NN_MAX_LAYERS];
 	uint64_t audit;
+	uint64_t public_records[2];	/* declared sizes: input, --target;
+					 * 0: not given */
 	struct optim_cfg oc;
 	double sched_epochs;		/* step schedule: epochs per decay */
 	const char *sched_arg;
@@ -122,7 +124,9 @@ struct stream {
 	const struct data *dt;
 	int dp;				/* clipped and noised */
 	int domain;			/* dann: 0 source, 1 target */
-	double q;			/* Poisson sampling rate (dp) */
+	double q;			/* Poisson sampling rate (dp): B / the
+					 * declared public size */
+	uint64_t npub;			/* that size (dp) */
 	size_t batch;			/* B: divides the noisy sum (dp) or the
 					 * shuffled batch size */
 	size_t nr, rlo[2], rhi[2];	/* the parameters its noise covers */
@@ -194,10 +198,12 @@ usage(int status)
 	    "[--momentum m]\n"
 	    "                   [--nesterov] [--no-dp] [--optimizer name] "
 	    "[--patience n]\n"
-	    "                   [--protect domains] [--sigma s] "
-	    "[--source-features file]\n"
-	    "                   [--target file] [--val file --val-public] "
-	    "[--weight-decay w]\n"
+	    "                   [--protect domains] [--public-records n] "
+	    "[--sigma s]\n"
+	    "                   [--source-features file] [--target file]\n"
+	    "                   [--target-public-records n] "
+	    "[--val file --val-public]\n"
+	    "                   [--weight-decay w]\n"
 	    "                   [file]\n", fp);
 	if (status == 0)
 		fputs("\n"
@@ -266,12 +272,16 @@ usage(int status)
 		    "improvement on --val\n"
 		    "      --protect DOMAINS  dann: target (DPDA), source or both "
 		    "(G-DPDA)\n"
+		    "      --public-records N the input's size, declared public "
+		    "(required for DP-SGD)\n"
 		    "      --sigma S          noise multiplier (0: no noise, "
 		    "NOT private)\n"
 		    "      --source-features FILE  gmm-uda: sampled source "
 		    "features (gmm-fit sample)\n"
 		    "      --target FILE      dann, assoc: the unlabelled target "
 		    "rows (X)\n"
+		    "      --target-public-records N  dann: --target's size, "
+		    "declared public\n"
 		    "      --val FILE         validation stream, for early "
 		    "stopping\n"
 		    "      --val-public       declare --val public (required "
@@ -455,6 +465,41 @@ check_mode(struct opts *o)
 		return MODE_CLIP_ONLY;
 	}
 	return MODE_DP;
+}
+
+/*
+ * The declared sizes: one for each clipped stream, none for another.
+ * Neighbours are add/remove, under which the number of records N is
+ * private: the sampling rate q = B / N, the steps E / q and every check
+ * that depends on N use the size the data holder declares public (the
+ * published size of the dataset, or a public upper bound), never the
+ * count of the rows read.
+ */
+static void
+check_public(const struct opts *o, int mode)
+{
+	static const char *const opt[2] = { "--public-records",
+	    "--target-public-records" };
+	int need[2];
+
+	need[0] = mode != MODE_NODP && (!o->dann ||
+	    (o->protect & PROTECT_SOURCE));
+	need[1] = mode != MODE_NODP && o->dann &&
+	    (o->protect & PROTECT_TARGET);
+	for (int i = 0; i < 2; i++) {
+		if (need[i] && o->public_records[i] == 0)
+			cli_usage_error("DP-SGD on %s needs %s N: the number of "
+			    "its records, declared public by the data holder "
+			    "(the published size of the dataset, or a public "
+			    "upper bound); the sampling rate is --batch / N, and "
+			    "the true count stays private", i ? "the --target "
+			    "rows" : "the input", opt[i]);
+		if (!need[i] && o->public_records[i] != 0)
+			cli_usage_error("%s applies to the rows that DP-SGD "
+			    "protects (%s)", opt[i], i ? "--mode dann with "
+			    "--protect target or both" : "not with --no-dp, "
+			    "--mode assoc or gmm-uda, nor --protect target");
+	}
 }
 
 /* ---- input ---- */
@@ -1340,7 +1385,7 @@ record_release(struct ts_meta *meta, struct rng *rng,
 	dpcli_param(&e, "clip", o->clip);
 	dpcli_param(&e, "l2_sensitivity", st->sens);
 	dpcli_param(&e, "grid", st->gamma);
-	dpcli_param(&e, "records", (double)st->dt->n);
+	dpcli_param(&e, "public_records", (double)st->npub);
 	if (o->audit)
 		dpcli_param(&e, "audit_releases", reps);
 	if (o->unsafe)
@@ -1431,11 +1476,15 @@ plan_dp(struct trainer *t, struct stream *st, const struct opts *o)
 			return;
 		/* The grid rounding of the noise is exact while |sum /
 		 * gamma| < 2^51; the sum is at most (N + 1) C and gamma >
-		 * s 2^-25 >= sigma C 2^-25. */
-		if (st->sigma <= ldexp((double)st->dt->n + 1, -26))
-			cli_usage_error("--sigma %g is too small for %zu records "
-			    "(at least %g)", st->sigma, st->dt->n,
-			    ldexp((double)st->dt->n + 1, -26));
+		 * s 2^-25 >= sigma C 2^-25.  N is the declared size (the
+		 * refusal must not depend on the private count); a batch
+		 * beyond it, possible only when the declaration is wrong,
+		 * makes nn_noise_release fail: nothing is released. */
+		if (st->sigma <= ldexp((double)st->npub + 1, -26))
+			cli_usage_error("--sigma %g is too small for %llu "
+			    "declared records (at least %g)", st->sigma,
+			    (unsigned long long)st->npub,
+			    ldexp((double)st->npub + 1, -26));
 		st->noise_std = nn_noise_std(st->sigma, o->clip, st->dim,
 		    &st->sens, &st->gamma);
 		if (isnan(st->noise_std))
@@ -1483,12 +1532,18 @@ stream_alloc(struct trainer *t, struct stream *st, const struct opts *o)
 	int rc;
 
 	if (st->dp) {
-		double expected = st->q * (double)dt->n;
+		/* From the declared size: the plan (the clip bound's float
+		 * margin, the rows per call) is public.  Its bound on a
+		 * batch's size must hold, though: when the input has more
+		 * rows than declared (a false declaration, warned about),
+		 * the true count bounds the batches. */
+		double expected = st->q * (double)st->npub;
 		double e = ceil(expected + 10 * sqrt(expected) + 16);
+		uint64_t bound = dt->n > st->npub ? dt->n : st->npub;
 
 		st->cap = e > CAP_MAX ? CAP_MAX : e < CAP_MIN ? CAP_MIN :
 		    (size_t)e;
-		if ((rc = nn_clip_plan(&st->clip, o->clip, expected, dt->n,
+		if ((rc = nn_clip_plan(&st->clip, o->clip, expected, bound,
 		    st->cap)) != 0)
 			cli_die(EX_SOFTWARE, "clip plan: %s", nn_strerror(rc));
 		st->clip.unclipped = o->unsafe;
@@ -1625,12 +1680,16 @@ main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "patience", required_argument, NULL, OPT_PATIENCE },
 		{ "protect", required_argument, NULL, OPT_PROTECT },
+		{ "public-records", required_argument, NULL,
+		    OPT_PUBLIC_RECORDS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "sigma", required_argument, NULL, OPT_SIGMA },
 		{ "source-features", required_argument, NULL,
 		    OPT_SOURCE_FEATURES },
 		{ "target", required_argument, NULL, OPT_TARGET },
+		{ "target-public-records", required_argument, NULL,
+		    OPT_TARGET_PUBLIC_RECORDS },
 		{ "unsafe-test-no-clip", no_argument, NULL, OPT_UNSAFE },
 		{ "val", required_argument, NULL, OPT_VAL },
 		{ "val-public", no_argument, NULL, OPT_VAL_PUBLIC },
@@ -1834,6 +1893,10 @@ main(int argc, char **argv)
 				break;
 			}
 			break;
+		case OPT_PUBLIC_RECORDS:
+			o.public_records[0] = (uint64_t)cli_ll(
+			    "--public-records", optarg, 1, (long long)NN_MAX_RECORDS);
+			break;
 		case OPT_SIGMA:
 			o.sigma = cli_double("--sigma", optarg, 0, 1e6);
 			o.has_sigma = 1;
@@ -1843,6 +1906,11 @@ main(int argc, char **argv)
 			break;
 		case OPT_TARGET:
 			o.target = optarg;
+			break;
+		case OPT_TARGET_PUBLIC_RECORDS:
+			o.public_records[1] = (uint64_t)cli_ll(
+			    "--target-public-records", optarg, 1,
+			    (long long)NN_MAX_RECORDS);
 			break;
 		case OPT_UNSAFE:
 			o.unsafe = 1;
@@ -1885,6 +1953,7 @@ main(int argc, char **argv)
 		cli_usage_error("--patience needs --val");
 	if (o.audit && o.val != NULL)
 		cli_usage_error("--audit-repeat and --val do not go together");
+	check_public(&o, t.mode);
 	if (o.oc.kind == OPTIM_ADAM && !o.has_lr)
 		o.oc.lr = 0.001;
 	if (o.oc.nesterov && o.oc.momentum == 0)
@@ -2148,14 +2217,31 @@ main(int argc, char **argv)
 		for (size_t j = 0; j < s->nr; j++)
 			s->dim += s->rhi[j] - s->rlo[j];
 		s->batch = o.batch;
-		s->q = o.batch >= s->dt->n ? 1 :
-		    (double)o.batch / (double)s->dt->n;
 		s->sigma = o.sigma;
 		s->eps = -1;
-		if (s->dp && s->dt->n > NN_MAX_RECORDS)
+		if (!s->dp)
+			continue;
+		/* q from the declared size only: the true count N is
+		 * private (add/remove neighbours) and reaches no output.
+		 * Poisson sampling at rate q is private whatever N is; a
+		 * wrong declaration costs utility (the expected batch is q N,
+		 * not B), not privacy. */
+		s->npub = o.public_records[s->dt == &tr ? 0 : 1];
+		s->q = o.batch >= s->npub ? 1 :
+		    (double)o.batch / (double)s->npub;
+		if (s->dt->n > NN_MAX_RECORDS)
 			cli_die(EX_DATAERR, "%s: %zu records exceed the DP-SGD "
 			    "limit of %llu", s->dt->label, s->dt->n,
 			    (unsigned long long)NN_MAX_RECORDS);
+		if (s->dt->n != s->npub)
+			cli_warn("%s: %zu records, but %s declares %llu: the "
+			    "sampling rate q = %g is --batch / %llu (this "
+			    "warning is for the data holder only: no output "
+			    "shows the true count)", s->dt->label, s->dt->n,
+			    s->dt == &tr ? "--public-records" :
+			    "--target-public-records",
+			    (unsigned long long)s->npub, s->q,
+			    (unsigned long long)s->npub);
 	}
 	zero_rows(&tr, st[0].dp);
 	if (t.nst > 1)

@@ -12,6 +12,12 @@
 # not empty, keep that fraction of the rows (a public, seeded split; the
 # tests use it).
 FMNIST := /usr/share/datasets/fashion-mnist
+# The number of training images, published with the dataset (60,000,
+# above): DP-SGD declares its input's size public (dpsgd-train
+# --public-records; under add/remove neighbours the true count stays
+# private).  With TRAIN_FRACTION f the input is part 0 of tns split
+# --fractions f,1-f, which holds floor(f N) rows (tns(1)): public too.
+FMNIST_TRAIN_ROWS := 60000
 RESIZE :=
 TRAIN_FRACTION :=
 TEST_FRACTION :=

@@ -11,6 +11,17 @@
 # narrowed on the command line, e.g. make PAIRS='books-dvd dslr-webcam'.
 AMZ_DOMAINS := books dvd electronics kitchen
 OFFICE_DOMAINS := dslr webcam
+# The number of training rows of each domain, published in
+# data/amazon-reviews-5000/README.md (the *_train files) and
+# data/office-caltech10-decaf6/README.md: the sizes DP-SGD declares public
+# (dpsgd-train --public-records, --target-public-records; the true count
+# of a protected dataset stays private under add/remove neighbours).
+ROWS_books := 2000
+ROWS_dvd := 2000
+ROWS_electronics := 2000
+ROWS_kitchen := 2000
+ROWS_dslr := 157
+ROWS_webcam := 295
 CLASSES_amz := 2
 CLASSES_office := 10
 

@@ -12,6 +12,12 @@ PAIRS := kitchen-dvd
 # mixture composed in RDP, as rdp-account ledger composes them), at DELTA.
 EPSILONS := 1 2 4 8
 DELTA := 1e-5
+# The number of training rows of each source domain, published in
+# data/amazon-reviews-5000/README.md (2000 for every *_train file): the size
+# DP-SGD declares public (dpsgd-train --public-records; under add/remove
+# neighbours the true count stays private).  A run on other files (AMZ=)
+# declares theirs.
+SOURCE_ROWS := 2000
 # The DP-SGD encoder gets this share of the total epsilon (its own
 # (ENC_SHARE eps, DELTA) calibration); the mixture gets the rest: the
 # smallest noise multiplier whose GMM_ITERS (+1 with --init dp) Gaussian

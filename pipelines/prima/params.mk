@@ -14,6 +14,20 @@ SURF_DOMAINS := amazon caltech dslr webcam
 SURF_TASKS := $(foreach s,$(SURF_DOMAINS),$(foreach t,$(filter-out $(s),$(SURF_DOMAINS)),surf/$(s):$(t)))
 AMZ_TASKS := amz/kitchen:dvd amz/dvd:books amz/books:electronics amz/electronics:kitchen
 TASKS := $(SURF_TASKS) $(AMZ_TASKS)
+# The number of training rows of each domain, published in
+# data/office-caltech10-surf/README.md and data/amazon-reviews-5000/README.md
+# (the *_train files): the size DP-SGD declares public (dpsgd-train
+# --public-records; under add/remove neighbours the true count stays
+# private).  coral-align maps rows one by one: the aligned source has the
+# source's rows.
+ROWS_surf_amazon := 958
+ROWS_surf_caltech := 1123
+ROWS_surf_dslr := 157
+ROWS_surf_webcam := 295
+ROWS_amz_books := 2000
+ROWS_amz_dvd := 2000
+ROWS_amz_electronics := 2000
+ROWS_amz_kitchen := 2000
 # The number of classes is public (the benchmark's definition).
 CLASSES_surf := 10
 CLASSES_amz := 2
