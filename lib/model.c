@@ -1,5 +1,6 @@
 /* model.c: a dense classifier and its tensor-stream form (see model.h). */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,6 +215,12 @@ take(const struct tensor *t, size_t nt, const char *name, size_t d0,
 		    "model.arch (expected %s)", name, want);
 	}
 	memcpy(dst, x->data, d0 * (d1 ? d1 : 1) * sizeof *dst);
+	/* A NaN or infinite parameter makes every score it touches NaN or
+	 * infinite: no tool may train on, apply or release such a model. */
+	for (size_t i = 0; i < d0 * (d1 ? d1 : 1); i++)
+		if (!isfinite(dst[i]))
+			return fail(err, errlen, "tensor '%s': parameter %zu is "
+			    "not finite", name, i);
 	return 0;
 }
 

@@ -72,8 +72,9 @@ int model_write_net(struct ts_writer *w, const struct nn_net *net,
 
 /* Build *m from the stream metadata meta and the nt tensors t (as
  * ts_read_all returns them): model.arch gives the shape, the tensors
- * must all be present with dtype f32 and the shapes it implies, and
- * model.classes and model.activation, when present, must agree.
+ * must all be present with dtype f32, the shapes it implies and finite
+ * values, and model.classes and model.activation, when present, must
+ * agree.
  * @return 0, or -1 with a message naming the key or tensor (m zeroed). */
 int model_read(struct nn_model *m, const struct ts_meta *meta,
     const struct tensor *t, size_t nt, char *err, size_t errlen);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fpsum.h"
 #include "la.h"
 #include "nn.h"
 #include "noise.h"
@@ -454,12 +455,6 @@ nn_sqnorms(const struct nn_net *net, const struct nn_ws *ws, double *sq)
  * examples with weight 0 are zeroed before the products, so 0 * inf never
  * makes a NaN.
  */
-static double
-gamma_n(double h, double u)
-{
-	return h * u / (1 - h * u);
-}
-
 int
 nn_clip_plan(struct nn_clip *p, double clip, double expected,
     uint64_t nrecords, size_t cap)
@@ -484,7 +479,7 @@ nn_clip_plan(struct nn_clip *p, double clip, double expected,
 		double rows = nmax < (double)cap ? nmax : (double)cap;
 		double h = (double)chunks[c] + ceil(rows / (double)chunks[c]) + 2;
 
-		e32 = 2 * gamma_n(h, 0x1p-24) * nmax;
+		e32 = 2 * fpsum_gamma(h, 0x1p-24) * nmax;
 		if (e32 <= 0x1p-7) {
 			p->chunk = chunks[c];
 			break;
@@ -495,8 +490,9 @@ nn_clip_plan(struct nn_clip *p, double clip, double expected,
 		e32 = 0;
 		p->chunk = chunks[0];
 	}
-	/* The double rounding of each call's f32 result, and the f64 path. */
-	e64 = 2 * gamma_n(N1 + 8, 0x1p-53) * N1;
+	/* The double rounding of each call's f32 result, and the f64 path
+	 * (fpsum.h: 2 gamma_(N1 + 8) N1). */
+	e64 = fpsum_margin(N1, 8, 0x1p-53);
 	e = e32 > e64 ? e32 : e64;
 	p->clip = clip;
 	p->clip_row = nextafter(clip * (1 - 0x1p-20) / ((1 + 0x1p-22) *

@@ -23,6 +23,7 @@ import subprocess, sys
 import numpy as np
 sys.path.insert(0, "$TOP/tests/vectors")
 import specread
+import fpsum
 NP = {1: "<f4", 2: "<f8", 3: "<i4", 4: "<i8", 5: "u1"}
 def load(path):
     raw = subprocess.run(["zstd", "-dcq", path], capture_output=True,
@@ -561,6 +562,64 @@ assert T["count"] == 40
 EOF
 }
 
+@test "covest charges the floating-point error of its sums to the sensitivity" {
+	# fails on 7b23f82: the ledger charged exactly C (plus the grid) for
+	# the sum, but the computed sums of the neighbours D and D' below
+	# (tests/vectors/fpsum.py) differ by C + 1991 ulp(C): their float
+	# rounding depends on the other rows (Casacuberta et al., CCS 2022).
+	$PY - <<'EOF'
+from load import fpsum
+d, d2 = fpsum.neighbours()
+for name, rows in (("adv", d), ("adv2", d2)):
+    open(name + ".csv", "w").write("".join("%r\n" % x for x in rows))
+EOF
+	featurize -q --no-label --header no --dtype f64 --dataset adv adv.csv > adv.tns
+	featurize -q --no-label --header no --dtype f64 --dataset adv adv2.csv > adv2.tns
+	covest -q --sigma 0 --clip 1 adv.tns > n1.tns
+	covest -q --sigma 0 --clip 1 adv2.tns > n2.tns
+	covest -q --sigma 1 --clip 1 adv.tns > dp.tns
+	covest -q --sigma 1 --clip 1 --count-public 4001 adv.tns > cp.tns
+	$PY - <<'EOF'
+from load import *
+from fractions import Fraction as F
+d, d2 = fpsum.neighbours()
+s1 = fpsum.serial_sum(fpsum.clip_row(x, 1.0) for x in d)
+s2 = fpsum.serial_sum(fpsum.clip_row(x, 1.0) for x in d2)
+gap = F(s2) - F(s1)
+assert gap == 1 + F(1991, 2 ** 52), gap      # the attack: more than C
+# covest computes those sums: its means times the counts show the gap
+# (up to the few ulps of the division and the product).
+(T1, _, _, _), (T2, _, _, _) = load("n1.tns"), load("n2.tns")
+assert T1["count"] == 4001 and T2["count"] == 4002
+shown = F(float(T2["mean/0"][0]) * 4002) - F(float(T1["mean/0"][0]) * 4001)
+assert abs(shown - gap) < F(1, 2 ** 49), float(shown - gap)
+for f, n in (("dp.tns", fpsum.ROWS), ("cp.tns", 4001)):
+    E = load(f)[3]
+    e = fpsum.margin(n, 2)
+    # the sensitivity charged before the grid (noise_sens_l2: delta2 +
+    # grid sqrt(values), one value each here) covers the attack and the
+    # margin of n rows
+    for part in ("_sum", ""):
+        d2c = F(float(E["param.l2_sensitivity" + part])) - \
+            F(float(E["param.grid" + part]))
+        assert d2c > gap and d2c >= 1 + e, (f, part, float(d2c))
+    assert float(E["param.rows_bound"]) == n
+    assert F(float(E["param.fp_margin"])) >= e
+EOF
+}
+
+@test "covest refuses more rows than the public bound of its float margin" {
+	# The bound is public (FPSUM_MAX_ROWS, or --count-public): more rows
+	# would break the margin charged.  2^22 + 1 rows of one value.
+	$PY -c 'import numpy as np; np.save("big.npy", np.zeros((2 ** 22 + 1, 1)))'
+	tns from-npy --name X big.npy > big.tns
+	run -65 --separate-stderr covest -q --sigma 1 --clip 1 --dataset big big.tns
+	refute_output
+	[[ $stderr == "covest: big.tns: tensor 'X' has more than 4194304 rows"* ]]
+	# Without noise there is nothing to bound.
+	covest -q --sigma 0 --clip 1 --dataset big big.tns > o.tns
+}
+
 @test "covest splits one Gaussian budget over second moments, sum and count" {
 	covest -q --sigma 2 --clip 3 x.tns > o.tns
 	covest -q --sigma 2 --clip 3 --split 2,1,1 x.tns > o2.tns
@@ -569,7 +628,9 @@ from load import *
 for f, w in (("o.tns", (0.8, 0.1, 0.1)), ("o2.tns", (0.5, 0.25, 0.25))):
     E = load(f)[3]
     mu2 = 0
-    for part, sens0, wp in (("", 9, w[0]), ("_sum", 3, w[1]), ("_count", 1, w[2])):
+    # second moments and sum carry the float margin of 2^22 rows (fpsum.py)
+    e = float(fpsum.margin(fpsum.ROWS, 2))
+    for part, sens0, wp in (("", 9 * (1 + e), w[0]), ("_sum", 3 * (1 + e), w[1]), ("_count", 1, w[2])):
         s = float(E["param.l2_sensitivity" + part])
         sig = float(E["param.sigma" + part])
         assert sens0 <= s <= sens0 * (1 + 1e-6)
@@ -631,9 +692,10 @@ EOF
 from load import *
 T, M, S, E = load("o.tns")
 assert E["neighbours"] == "replace_one"
+e = float(fpsum.margin(fpsum.ROWS, 2))
 s = float(E["param.l2_sensitivity"])
-assert 2 ** 0.5 * 9 <= s <= 2 ** 0.5 * 9 * (1 + 1e-6), s
-assert 6 <= float(E["param.l2_sensitivity_sum"]) <= 6 * (1 + 1e-6)
+assert (2 ** 0.5 + e) * 9 <= s <= (2 ** 0.5 + e) * 9 * (1 + 1e-6), s
+assert (2 + e) * 3 <= float(E["param.l2_sensitivity_sum"]) <= (2 + e) * 3 * (1 + 1e-6)
 assert "param.sigma_count" not in E and T["count"] == 40
 EOF
 }

@@ -196,6 +196,81 @@ print("ok")'
 	[ ! -e r2.tsv ]
 }
 
+# ---- non-finite models and scores ----
+
+# mnan.tns: m.tns with W1[1][0] (parameter 2) NaN; minf.tns: b2[1] +inf.
+nonfinite_models() {
+	$PY - <<'EOF'
+import numpy as np
+W = np.load("W1.npy"); W[1, 0] = np.nan; np.save("W1n.npy", W)
+b = np.load("b2.npy"); b[1] = np.inf; np.save("b2i.npy", b)
+EOF
+	tns from-npy --name model/fc1/W W1n.npy > w1n.tns
+	tns from-npy --name model/fc2/b b2i.npy > b2i.tns
+	tns cat w1n.tns b1.tns w2.tns b2.tns > mn0.tns
+	tns cat w1.tns b1.tns w2.tns b2i.tns > mi0.tns
+	for m in mn mi; do
+		tns meta set -i $m"0.tns" model.arch=mlp:3-2-2 model.classes=2 \
+			model.activation=relu > $m.tns
+	done
+}
+
+@test "predict, mia-eval and dpsgd-train --init refuse a model with a non-finite parameter" {
+	# fails on 7b23f82: the NaN model was applied (labels and an accuracy,
+	# exit 0) and dpsgd-train --init released a NaN model with exit 0.
+	nonfinite_models
+	run -65 --separate-stderr predict --model mn.tns d.tns
+	refute_output
+	[ "$stderr" = "predict: mn.tns: tensor 'model/fc1/W': parameter 2 is not finite" ]
+	run -65 --separate-stderr predict --model mi.tns d.tns
+	refute_output
+	[ "$stderr" = "predict: mi.tns: tensor 'model/fc2/b': parameter 1 is not finite" ]
+	run -65 --separate-stderr dpsgd-train -q --sigma 1 --clip 1 --batch 2 --epochs 1 --init mn.tns d.tns
+	refute_output
+	[[ $stderr == *"mn.tns: tensor 'model/fc1/W': parameter 2 is not finite" ]]
+	run -65 --separate-stderr mia-eval --model mi.tns --members d.tns --nonmembers d64.tns
+	refute_output
+	[[ $stderr == *"mi.tns: tensor 'model/fc2/b': parameter 1 is not finite" ]]
+}
+
+@test "predict gives rows with non-finite scores no label and counts them as wrong" {
+	# fails on 7b23f82: the NaN, infinite and overflowing rows got class 0
+	# (or another) and counted in the accuracy, with no warning.
+	$PY - <<'EOF'
+import numpy as np
+X = np.array([[1, 0, 0], [np.nan, 1, 0], [0, 0, 1], [1, np.inf, 1],
+              [3e38, 3e38, 3e38]], dtype=np.float32)
+np.save("Xn.npy", X)
+np.save("yn.npy", np.array([0, 1, 0, 1, 1], dtype=np.int32))
+EOF
+	tns from-npy --name X Xn.npy > xn.tns
+	tns from-npy --name y yn.npy > yn.tns
+	tns cat xn.tns yn.tns > dn.tns
+	run -0 --separate-stderr predict --model m.tns dn.tns -o p.tns
+	[[ ${stderr_lines[0]} == "predict: warning: 3 rows have non-finite values or scores: no prediction (label -1), counted as wrong" ]]
+	[[ $stderr == *"accuracy 0.4000 (2 of 5)"* ]]
+	[[ $stderr == *"0          1.0000    1.0000    1.0000         2"* ]]
+	[[ $stderr == *"1          0.0000    0.0000    0.0000         3"* ]]
+	[[ $stderr == *$'nonfinite 3 rows: no prediction, counted as wrong; by true class\n              0       3'* ]]
+	run -0 tns to-csv --tensor y_pred p.tns
+	[ "$output" = $'0\n-1\n0\n-1\n-1' ]
+	run -0 tns info p.tns
+	[[ $output == *"predict.nonfinite_rows"*" 3"* ]]
+	predict -q --model m.tns --report r.tsv --report-format tsv dn.tns -o p.tns
+	run -0 cat r.tsv
+	[ "${lines[3]}" = $'all\t0.400000\t0.400000\t0.400000\t5\t2\t0' ]
+	[ "${lines[4]}" = $'nonfinite\t\t\t\t3' ]
+	# probabilities: NaN for those rows, a distribution for the others
+	predict -q --model m.tns --output probs dn.tns -o pp.tns
+	$PY - <<'EOF'
+from load import *
+T, S = load("pp.tns")
+P = T["P"]
+assert np.isnan(P[[1, 3, 4]]).all() and np.allclose(P[[0, 2]].sum(1), 1)
+assert S["predict.nonfinite_rows"] == "3"
+EOF
+}
+
 @test "predict carries the model's split keys, not the data's, and the data's raw marks as predict.raw" {
 	tns meta set --unsafe-ledger -i m.tns -o ms.tns split.part=2/4 split.parent=00aa \
 		split.id=11bb dp.raw.priv=aggregate

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "covnoise.h"
 #include "dpcli.h"
+#include "fpsum.h"
 #include "jgauss.h"
 #include "la.h"
 #include "ledger.h"
@@ -81,6 +82,8 @@ struct plan {
 	double grid[NPARTS];		/* rounding grid of the sampler */
 	double sens[NPARTS];		/* sensitivity charged: delta2 + grid */
 	double mu;			/* joint mu = 1 / noise multiplier */
+	double rows_bound;		/* public bound on the rows summed */
+	double fp_margin;		/* relative float margin (fpsum.h) */
 };
 
 /* What one pass over the rows accumulates. */
@@ -920,6 +923,29 @@ plan_noise(struct plan *pl, const struct opts *o, size_t d, uint64_t ncov)
 		pl->delta2[P_COV] = c2;
 		pl->delta2[P_SUM] = o->clip;
 	}
+	/*
+	 * Floating point (fpsum.h; Casacuberta et al. 2022): the second
+	 * moments are sums of the terms x_j x_k (one rounding each) of the
+	 * clipped rows, ||x x^T|| <= C^2, in an order SYRK leaves open, and
+	 * the sum adds the rows one by one; with at most n rows, neighbouring
+	 * computed sums differ by up to e C^2 and e C more than the exact
+	 * ones, e = 2 n gamma_(n + 2).  n is a public bound, never the count
+	 * of the rows (private under add/remove): --count-public, else
+	 * FPSUM_MAX_ROWS (more rows are refused).  The count is an exact
+	 * integer.
+	 */
+	pl->rows_bound = o->has_count ? (double)o->count_public :
+	    (double)FPSUM_MAX_ROWS;
+	pl->fp_margin = fpsum_margin(pl->rows_bound, 2, 0x1p-53);
+	if (!isfinite(pl->fp_margin))
+		cli_usage_error("--count-public %llu: too many rows for the "
+		    "floating-point error bound (at most %llu)",
+		    (unsigned long long)o->count_public,
+		    (unsigned long long)(FPSUM_MAX_TERMS - 2));
+	pl->delta2[P_COV] = nextafter(pl->delta2[P_COV] + pl->fp_margin * c2,
+	    INFINITY);
+	pl->delta2[P_SUM] = nextafter(pl->delta2[P_SUM] + pl->fp_margin *
+	    o->clip, INFINITY);
 	pl->delta2[P_CNT] = 1;
 	pl->nent[P_COV] = ncov;
 	pl->nent[P_SUM] = d;
@@ -1498,6 +1524,8 @@ record_release(struct ts_meta *m, struct rng *rng, const char *dataset,
 	}
 	dpcli_param(&e, "clip", o->clip);
 	dpcli_param(&e, "noise_multiplier", 1 / pl->mu);
+	dpcli_param(&e, "fp_margin", pl->fp_margin);
+	dpcli_param(&e, "rows_bound", pl->rows_bound);
 	if (o->audit)
 		dpcli_param(&e, "audit_releases", reps);
 	if (o->unsafe)
@@ -1833,6 +1861,12 @@ main(int argc, char **argv)
 	tensor_free(&hdr);
 	drain(r);
 	cli_progress_done();
+	/* The float margin charged holds for at most rows_bound rows. */
+	if (pl.noisy && (double)a.n > pl.rows_bound)
+		cli_die(EX_DATAERR, "%s: tensor '%s' has more than %.0f rows, "
+		    "the public bound of the floating-point error charged to "
+		    "the sensitivity (declare the count with --count-public)",
+		    label, o.tensor, pl.rows_bound);
 	if (o.has_count && a.n != o.count_public)
 		cli_die(EX_DATAERR, "%s: tensor '%s' does not have the "
 		    "--count-public %llu rows", label, o.tensor,

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "covnoise.h"
 #include "dpcli.h"
+#include "fpsum.h"
 #include "gmm.h"
 #include "jgauss.h"
 #include "la.h"
@@ -78,6 +79,7 @@ struct plan {
 	double mu;			/* per iteration */
 	struct jgauss_part p[NPARTS];
 	double delta2_true[NPARTS];	/* the sensitivities that hold */
+	double fp_margin;		/* relative float margin (fpsum.h) */
 };
 
 __attribute__((noreturn)) static void
@@ -701,6 +703,21 @@ fit_ml(const struct opts *o, struct rng *rng, const struct data *dt,
  * sensitivity sqrt(1 + B^2 + B^4) of Park et al. (2017) when all parts
  * share one noise scale, and in general mu^2 = sum_p (D_p / sigma_p)^2
  * (jgauss.h).  The iterations compose in RDP: T times the Gaussian curve.
+ *
+ * Floating point (fpsum.h; Casacuberta et al. 2022): the statistics are
+ * computed sums, in an order GEMM, SYRK and the slabs leave open (and the
+ * slab boundaries move with n), so neighbouring computed sums may differ
+ * by more than the bounds above.  Each term r_j x, r_j x x^T (or its
+ * diagonal, or r_j ||x||^2) comes from the row and the exponentials of
+ * the E-step with at most k + d + 8 roundings: the k - 1 additions and
+ * the division normalising r (the exact ratios sum to 1, so the bounds
+ * above hold for them), the square root, the products, and the d - 1
+ * additions of a spherical trace.  With at most n rows, the computed sums
+ * of neighbours then differ by at most D_p (1 + e), e = 2 n gamma_(n + k
+ * + d + 8) (fpsum_margin), which is charged.  n is a public bound, not
+ * the number of rows (private under add/remove): FPSUM_MAX_ROWS, and
+ * larger inputs are refused.  The start of --init dp sums the rows one by
+ * one (counts exactly), within the same bound.
  */
 /* The Gaussian mechanisms of one DP-EM run: the T iterations, and the
  * start of --init dp (one more release of the same sensitivities). */
@@ -719,9 +736,17 @@ plan_noise(struct plan *pl, const struct opts *o, size_t nclass, size_t d)
 	int rc;
 
 	memset(pl, 0, sizeof *pl);
+	pl->fp_margin = fpsum_margin((double)FPSUM_MAX_ROWS, (double)(o->k +
+	    d + 8), 0x1p-53);
+	if (!isfinite(pl->fp_margin))
+		cli_die(EX_SOFTWARE, "no floating-point margin for %zu "
+		    "components in %zu dimensions", o->k, d);
 	pl->delta2_true[P_CNT] = 1;
 	pl->delta2_true[P_SUM] = B;
 	pl->delta2_true[P_MOM] = B * B;
+	for (int i = 0; i < NPARTS; i++)
+		pl->delta2_true[i] = nextafter(pl->delta2_true[i] *
+		    (1 + pl->fp_margin), INFINITY);
 	for (int i = 0; i < NPARTS; i++) {
 		pl->p[i].w = o->has_split ? o->split[i] : def[i];
 		wsum += pl->p[i].w;
@@ -977,6 +1002,8 @@ record_release(struct ts_meta *m, struct rng *rng, const char *dataset,
 	}
 	dpcli_param(&e, "clip", o->clip);
 	dpcli_param(&e, "noise_multiplier", 1 / pl->mu);
+	dpcli_param(&e, "fp_margin", pl->fp_margin);
+	dpcli_param(&e, "rows_bound", (double)FPSUM_MAX_ROWS);
 	dpcli_param(&e, "steps", (double)o->iters);
 	dpcli_param(&e, "init_releases", o->init_dp ? 1 : 0);
 	dpcli_param(&e, "components", (double)o->k);
@@ -1505,6 +1532,12 @@ main(int argc, char **argv)
 	r = cli_reader(in, label);
 	dt.label = label;
 	read_input(r, &dt, o.by_label, o.dp);
+	/* The float margin charged holds for at most FPSUM_MAX_ROWS rows. */
+	if (o.dp && dt.n > FPSUM_MAX_ROWS)
+		cli_die(EX_DATAERR, "%s: tensor 'X' has more than %llu rows, "
+		    "the public bound of the floating-point error charged to "
+		    "the sensitivity", label,
+		    (unsigned long long)FPSUM_MAX_ROWS);
 	if (ifp) {
 		ri = cli_reader(ifp, ilabel);
 		init = read_init_means(ri, ilabel, o.k, dt.d);

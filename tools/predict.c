@@ -55,6 +55,16 @@ usage(int status)
 	exit(status);
 }
 
+/* Whether the n floats at x are all finite. */
+static int
+row_finite(const float *x, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		if (!isfinite(x[j]))
+			return 0;
+	return 1;
+}
+
 /* ---- the report ---- */
 
 static double
@@ -63,16 +73,23 @@ ratio(uint64_t a, uint64_t b)
 	return b ? (double)a / (double)b : 0;
 }
 
+/*
+ * cm is K x (K + 1): row i true class i, column j < K predicted class j,
+ * column K rows with a non-finite score (no prediction).  Those count as
+ * wrong: in the support of their class and in n, never in a column.
+ */
 static void
 report(FILE *fp, int format, const uint64_t *cm, size_t K, uint64_t n)
 {
-	uint64_t right = 0, *pred = cli_calloc(K, sizeof *pred);
+	uint64_t right = 0, none = 0, *pred = cli_calloc(K, sizeof *pred);
 	double mp = 0, mr = 0, mf = 0;
+	size_t K1 = K + 1;
 
 	for (size_t i = 0; i < K; i++) {
-		right += cm[i * K + i];
+		right += cm[i * K1 + i];
+		none += cm[i * K1 + K];
 		for (size_t j = 0; j < K; j++)
-			pred[j] += cm[i * K + j];
+			pred[j] += cm[i * K1 + j];
 	}
 	if (format == REP_TSV)
 		fputs("class\tprecision\trecall\tf1\tsupport", fp);
@@ -90,10 +107,10 @@ report(FILE *fp, int format, const uint64_t *cm, size_t K, uint64_t n)
 		uint64_t sup = 0;
 		double p, r, f;
 
-		for (size_t j = 0; j < K; j++)
-			sup += cm[i * K + j];
-		p = ratio(cm[i * K + i], pred[i]);
-		r = ratio(cm[i * K + i], sup);
+		for (size_t j = 0; j <= K; j++)
+			sup += cm[i * K1 + j];
+		p = ratio(cm[i * K1 + i], pred[i]);
+		r = ratio(cm[i * K1 + i], sup);
 		f = p + r > 0 ? 2 * p * r / (p + r) : 0;
 		mp += p;
 		mr += r;
@@ -103,7 +120,7 @@ report(FILE *fp, int format, const uint64_t *cm, size_t K, uint64_t n)
 			    (unsigned long long)sup);
 			for (size_t j = 0; j < K; j++)
 				fprintf(fp, "\t%llu",
-				    (unsigned long long)cm[i * K + j]);
+				    (unsigned long long)cm[i * K1 + j]);
 			fputc('\n', fp);
 		} else {
 			fprintf(fp, "%-7zu %9.4f %9.4f %9.4f %9llu\n", i, p, r,
@@ -118,6 +135,9 @@ report(FILE *fp, int format, const uint64_t *cm, size_t K, uint64_t n)
 		for (size_t j = 0; j < K; j++)
 			fprintf(fp, "\t%llu", (unsigned long long)pred[j]);
 		fputc('\n', fp);
+		if (none)
+			fprintf(fp, "nonfinite\t\t\t\t%llu\n",
+			    (unsigned long long)none);
 	} else {
 		fprintf(fp, "%-7s %9.4f %9.4f %9.4f %9llu\n\nconfusion matrix "
 		    "(rows: true class, columns: predicted class)\n%-7s",
@@ -130,7 +150,16 @@ report(FILE *fp, int format, const uint64_t *cm, size_t K, uint64_t n)
 			fprintf(fp, "%-7zu", i);
 			for (size_t j = 0; j < K; j++)
 				fprintf(fp, " %7llu",
-				    (unsigned long long)cm[i * K + j]);
+				    (unsigned long long)cm[i * K1 + j]);
+			fputc('\n', fp);
+		}
+		if (none) {
+			fprintf(fp, "\nnonfinite %llu rows: no prediction, "
+			    "counted as wrong; by true class\n%-7s", (unsigned
+			    long long)none, "");
+			for (size_t i = 0; i < K; i++)
+				fprintf(fp, " %7llu",
+				    (unsigned long long)cm[i * K1 + K]);
 			fputc('\n', fp);
 		}
 	}
@@ -167,7 +196,7 @@ main(int argc, char **argv)
 	struct tensor hdr, out, ycopy;
 	FILE *in, *ofp, *rfp = NULL;
 	const char *label, *mlabel;
-	uint64_t mdigest = 0, nx = 0, *cm;
+	uint64_t mdigest = 0, nx = 0, nonfinite = 0, *cm;
 	int64_t *y = NULL;
 	int32_t *pred = NULL;
 	size_t ny = 0, K, d, width, upto, predcap = 0;
@@ -293,21 +322,36 @@ main(int argc, char **argv)
 				    sizeof *pred);
 			}
 			for (size_t i = 0; i < n; i++) {
-				const float *zi = z + i * K;
-				size_t b = 0;
+				float *zi = z + i * K;
+				size_t b = 0, j;
 
 				if (o.kind == OUT_FEATURES)
 					break;
-				for (size_t j = 1; j < K; j++)
+				/* A row with a non-finite value or score (an
+				 * overflow) has no class: label -1, logits and
+				 * probabilities NaN (ReLU alone would map a
+				 * NaN input to a finite score). */
+				if (!row_finite(xb + i * d, d) ||
+				    !row_finite(zi, K)) {
+					pred[nx + i] = -1;
+					nonfinite++;
+					for (j = 0; j < K; j++) {
+						zi[j] = NAN;
+						if (o.kind == OUT_PROBS)
+							ob[i * K + j] = NAN;
+					}
+					continue;
+				}
+				for (j = 1; j < K; j++)
 					if (zi[j] > zi[b])
 						b = j;
 				pred[nx + i] = (int32_t)b;
 				if (o.kind == OUT_PROBS) {
 					/* softmax with the maximum subtracted */
 					double s = 0, mx = zi[b];
-					for (size_t j = 0; j < K; j++)
+					for (j = 0; j < K; j++)
 						s += exp((double)zi[j] - mx);
-					for (size_t j = 0; j < K; j++)
+					for (j = 0; j < K; j++)
 						ob[i * K + j] = (float)(exp(
 						    (double)zi[j] - mx) / s);
 				}
@@ -342,6 +386,10 @@ main(int argc, char **argv)
 				cli_die(EX_DATAERR, "%s: tensor 'y': row %zu: "
 				    "label %lld outside the model's classes "
 				    "[0, %zu)", label, i, (long long)y[i], K);
+	if (nonfinite)
+		cli_warn("%llu rows have non-finite values or scores: no "
+		    "prediction (label -1), counted as wrong",
+		    (unsigned long long)nonfinite);
 	if (rfp != NULL && (y == NULL || o.kind == OUT_FEATURES))
 		cli_usage_error("--report needs labels 'y' in the input and "
 		    "predictions (not --features)");
@@ -383,6 +431,9 @@ main(int argc, char **argv)
 		    o.layer);
 	else
 		rc = ts_meta_set(&meta, "predict.output", kinds[o.kind]);
+	if (rc == 0 && o.kind != OUT_FEATURES)
+		rc = ts_meta_setf(&meta, "predict.nonfinite_rows", "%llu",
+		    (unsigned long long)nonfinite);
 	if (rc != 0)
 		cli_die(EX_OSERR, "out of memory");
 	cli_prov(&meta);
@@ -394,9 +445,10 @@ main(int argc, char **argv)
 	ts_writer_close(w);
 
 	if (y != NULL && o.kind != OUT_FEATURES && (rfp != NULL || !o.quiet)) {
-		cm = cli_calloc(K * K, sizeof *cm);
+		cm = cli_calloc(K * (K + 1), sizeof *cm);
 		for (size_t i = 0; i < ny; i++)
-			cm[(size_t)y[i] * K + (size_t)pred[i]]++;
+			cm[(size_t)y[i] * (K + 1) + (pred[i] < 0 ? K :
+			    (size_t)pred[i])]++;
 		report(rfp ? rfp : stderr, o.report_format, cm, K, ny);
 		free(cm);
 	}
