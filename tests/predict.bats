@@ -225,7 +225,7 @@ EOF
 	run -65 --separate-stderr predict --model mi.tns d.tns
 	refute_output
 	[ "$stderr" = "predict: mi.tns: tensor 'model/fc2/b': parameter 1 is not finite" ]
-	run -65 --separate-stderr dpsgd-train -q --sigma 1 --clip 1 --batch 2 --epochs 1 --init mn.tns d.tns
+	run -65 --separate-stderr dpsgd-train -q --sigma 1 --clip 1 --batch 2 --epochs 1 --public-records 4 --init mn.tns d.tns
 	refute_output
 	[[ $stderr == *"mn.tns: tensor 'model/fc1/W': parameter 2 is not finite" ]]
 	run -65 --separate-stderr mia-eval --model mi.tns --members d.tns --nonmembers d64.tns

@@ -1861,16 +1861,16 @@ main(int argc, char **argv)
 	tensor_free(&hdr);
 	drain(r);
 	cli_progress_done();
+	if (o.has_count && a.n != o.count_public)
+		cli_die(EX_DATAERR, "%s: tensor '%s' does not have the "
+		    "--count-public %llu rows", label, o.tensor,
+		    (unsigned long long)o.count_public);
 	/* The float margin charged holds for at most rows_bound rows. */
 	if (pl.noisy && (double)a.n > pl.rows_bound)
 		cli_die(EX_DATAERR, "%s: tensor '%s' has more than %.0f rows, "
 		    "the public bound of the floating-point error charged to "
 		    "the sensitivity (declare the count with --count-public)",
 		    label, o.tensor, pl.rows_bound);
-	if (o.has_count && a.n != o.count_public)
-		cli_die(EX_DATAERR, "%s: tensor '%s' does not have the "
-		    "--count-public %llu rows", label, o.tensor,
-		    (unsigned long long)o.count_public);
 	if (sfp) {
 		rs = cli_reader(sfp, slabel);
 		cov_pub = public_cov(rs, slabel, &o, d, m0, &a.syrk_secs);
