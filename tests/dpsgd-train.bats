@@ -110,10 +110,11 @@ setup() {
 	[[ $stderr == *"PRIVADA_TEST_UNSAFE=1"* ]]
 }
 
-@test "dpsgd-train with privacy needs --classes when y has no label.names" {
-	run -64 --separate-stderr dpsgd-train --sigma 1 --epochs 1 --public-records 2 tiny.tns
+@test "dpsgd-train with privacy refuses a label set learnt from the rows without --classes" {
+	# tiny.tns: integer labels, no --label-map or --classes at featurize.
+	run -65 --separate-stderr dpsgd-train --sigma 1 --epochs 1 --public-records 2 tiny.tns
 	refute_output
-	[[ $stderr == *"--classes is required"* ]]
+	[[ $stderr == "dpsgd-train: tiny.tns: the label set of 'y' was learnt from the rows (label.source=data)"*"--classes K"* ]]
 }
 
 @test "dpsgd-train rejects garbage input with 65 and empty stdout" {

@@ -688,3 +688,141 @@ print(",".join("1" for i in range(n)) + ",0")' > wide.csv
 	run -1 meta out.tns features.names X
 	run -0 meta out.tns normalize X
 }
+
+# ---- the label set: learnt (data) or declared public ----
+
+# fails on 7b23f82: the line without a tab became its own label, so the
+# document's text was published in label.names.
+@test "featurize text refuses a line without a tab separator, never a label" {
+	printf 'pos\tgood film\nmy neighbour Jane Roe has cancer\nneg\tbad\n' > d.txt
+	run -65 --separate-stderr featurize --label 0 -o out.tns d.txt
+	refute_output
+	[ "$stderr" = "featurize: d.txt:2: no tab separator between the label (field 0) and the document" ]
+	[ ! -e out.tns ]
+	run -65 --separate-stderr featurize --label 1 -o out.tns d.txt
+	[ "$stderr" = "featurize: d.txt:2: no tab separator between the label (field 1) and the document" ]
+	# Without --label a line is a document, tab or not.
+	run -0 featurize -o out.tns d.txt
+}
+
+@test "featurize marks a label set learnt from the rows with label.source=data" {
+	run -0 featurize --label species -o out.tns "$FX/iris.csv"
+	run -0 meta out.tns label.source y
+	assert_output "data"
+	run -0 featurize --label 2 -o out.tns "$FX/intlabels.csv"
+	run -0 meta out.tns label.source y
+	assert_output "data"
+	run -1 meta out.tns label.classes y
+}
+
+@test "featurize --label-map numbers the classes by the lines of a public file" {
+	printf 'virginica\r\nversi,color\r\nsetosa\r\nunseen\r\n' > map.txt
+	run -0 featurize --label species --label-map map.txt -o out.tns "$FX/iris.csv"
+	run -0 values out.tns y
+	[ "$(cat got.csv)" = $'2\n1\n2\n0' ]
+	run -0 meta out.tns label.names y
+	assert_output '["virginica","versi,color","setosa","unseen"]'
+	run -0 meta out.tns label.source y
+	assert_output "public"
+	run -0 meta out.tns label.classes y
+	assert_output "4"
+	# The map is an input: its name and digest are in the provenance.
+	run -0 meta out.tns prov.input.1.name
+	assert_output "map.txt"
+	# Integer labels are looked up as strings: line i is class i.
+	printf '3\n1\n-2\n' > imap.txt
+	run -0 featurize --label 2 --label-map imap.txt -o out.tns "$FX/intlabels.csv"
+	run -0 values out.tns y
+	[ "$(cat got.csv)" = $'0\n1\n0\n2' ]
+}
+
+@test "featurize refuses a label that is not in the label map, or drops it" {
+	printf 'setosa\nvirginica\n' > map.txt
+	run -65 --separate-stderr featurize --label species --label-map map.txt -o out.tns "$FX/iris.csv"
+	refute_output
+	[ "$stderr" = "featurize: $FX/iris.csv:3: label 'versi,color' is not in the label map map.txt (or give --drop-unknown)" ]
+	[ ! -e out.tns ]
+	run -0 --separate-stderr featurize --label species --label-map map.txt --drop-unknown -o out.tns "$FX/iris.csv"
+	[ "$stderr" = "featurize: warning: 1 rows with a label outside the declared label set dropped" ]
+	run -0 values out.tns y
+	[ "$(cat got.csv)" = $'0\n0\n1' ]
+	run -0 values out.tns
+	[ "$(cut -d, -f1 got.csv)" = $'1\n3\n4' ]	# the rows of ids 1, 3, 4
+	run -0 meta out.tns label.classes y
+	assert_output "2"
+}
+
+@test "featurize --classes K keeps the integer labels 0 .. K-1 and declares them public" {
+	printf 'a,label\n1,0\n2,2\n3,1\n' > c.csv
+	run -0 featurize --label label --classes 3 -o out.tns c.csv
+	run -0 values out.tns y
+	[ "$(cat got.csv)" = $'0\n2\n1' ]
+	run -0 meta out.tns label.source y
+	assert_output "public"
+	run -0 meta out.tns label.classes y
+	assert_output "3"
+	run -1 meta out.tns label.names y
+	run -65 --separate-stderr featurize --label label --classes 2 -o out.tns c.csv
+	[ "$stderr" = "featurize: c.csv:3: label '2' is not a class 0 .. 1 (--classes 2; or give --drop-unknown)" ]
+	printf 'a,label\n1,0\n2,x\n' > c.csv
+	run -65 --separate-stderr featurize --label label --classes 2 -o out.tns c.csv
+	[[ $stderr == "featurize: c.csv:3: label 'x' is not a class 0 .. 1"* ]]
+	run -0 featurize -q --label label --classes 2 --drop-unknown -o out.tns c.csv
+	run -0 values out.tns y
+	[ "$(cat got.csv)" = "0" ]
+}
+
+@test "featurize declares the label set of IDX and text input too" {
+	idx img.idx 8 '[3, 1, 2]' '[1, 2, 3, 4, 5, 6]'
+	idx lab.idx 8 '[3]' '[9, 0, 4]'
+	run -65 --separate-stderr featurize --labels lab.idx --classes 5 -o out.tns img.idx
+	[ "$stderr" = "featurize: lab.idx: label 0 of 3: label '9' is not a class 0 .. 4 (--classes 5; or give --drop-unknown)" ]
+	run -0 featurize -q --labels lab.idx --classes 5 --drop-unknown -o out.tns img.idx
+	run -0 values out.tns y
+	[ "$(cat got.csv)" = $'0\n4' ]
+	run -0 shape out.tns X
+	assert_output "2 2"
+	run -0 featurize --labels lab.idx --classes 10 -o out.tns img.idx
+	run -0 meta out.tns label.classes y
+	assert_output "10"
+	printf 'neg\npos\n' > map.txt
+	run -0 featurize --label 0 --label-map map.txt -o out.tns "$FX/docs.txt"
+	run -0 values out.tns y
+	[ "$(cat got.csv)" = $'1\n0\n0' ]
+	run -0 meta out.tns label.names y
+	assert_output '["neg","pos"]'
+}
+
+@test "featurize rejects a malformed label map with its line" {
+	printf 'a\n\nb\n' > map.txt
+	run -65 --separate-stderr featurize --label species --label-map map.txt "$FX/iris.csv"
+	refute_output
+	[ "$stderr" = "featurize: map.txt:2: empty line: a label map has one label a line" ]
+	printf 'a\nb\na\n' > map.txt
+	run -65 --separate-stderr featurize --label species --label-map map.txt "$FX/iris.csv"
+	[ "$stderr" = "featurize: map.txt:3: label 'a' is listed twice" ]
+	: > map.txt
+	run -65 --separate-stderr featurize --label species --label-map map.txt "$FX/iris.csv"
+	[ "$stderr" = "featurize: map.txt: empty label map" ]
+	printf 'a\n\377\n' > map.txt
+	run -65 --separate-stderr featurize --label species --label-map map.txt "$FX/iris.csv"
+	[ "$stderr" = "featurize: map.txt:2: the label is not valid UTF-8" ]
+	run -66 --separate-stderr featurize --label species --label-map no-such.txt "$FX/iris.csv"
+	refute_output
+}
+
+@test "featurize rejects label-set options that do not fit with 64" {
+	printf 'setosa\n' > map.txt
+	run -64 --separate-stderr featurize --label species --label-map map.txt --classes 2 "$FX/iris.csv"
+	[[ $stderr == "featurize: --classes and --label-map exclude each other"* ]]
+	run -64 --separate-stderr featurize --label species --drop-unknown "$FX/iris.csv"
+	[[ $stderr == "featurize: --drop-unknown needs the declared label set"* ]]
+	run -64 --separate-stderr featurize --no-label --classes 2 "$FX/iris.csv"
+	[[ $stderr == "featurize: --classes declares the label set: it needs labels (--label)"* ]]
+	run -64 --separate-stderr featurize --label species --label-map - "$FX/iris.csv"
+	[[ $stderr == "featurize: --label-map needs a file, not stdin"* ]]
+	run -64 --separate-stderr featurize --label species --label-map "$FX/iris.csv" "$FX/iris.csv"
+	[[ $stderr == *"is the input itself"* ]]
+	run -64 --separate-stderr featurize --label species --classes 0 "$FX/iris.csv"
+	refute_output
+}

@@ -147,9 +147,6 @@ setup() {
 	[[ $stderr == "gmm-fit: --iters runs a fixed number of iterations"* ]]
 	run -64 --separate-stderr gmm-fit --sigma 0 --classes 3 mix.tns
 	[[ $stderr == "gmm-fit: --classes applies to --by-label"* ]]
-	run -64 --separate-stderr gmm-fit --sigma 1 --clip 1 --by-label mix.tns
-	refute_output
-	[[ $stderr == "gmm-fit: --classes is required: 'y' of mix.tns has no label.names"* ]]
 	run -64 --separate-stderr gmm-fit --sigma 0 --init-means mix.tns mix.tns
 	refute_output
 	[[ $stderr == *"'mix.tns' is the input itself"* ]]
@@ -161,6 +158,13 @@ setup() {
 	[[ $stderr == "gmm-fit: --init dp and --init-means are two starts"* ]]
 	run -64 --separate-stderr gmm-fit --sigma 1 --clip 1 --init kmeans small.tns
 	[[ $stderr == *"--init"*"kmeans"* ]]
+}
+
+@test "DP-EM --by-label refuses a label set learnt from the rows without --classes" {
+	# mix.tns: integer labels, no --label-map or --classes at featurize.
+	run -65 --separate-stderr gmm-fit --sigma 1 --clip 1 --by-label mix.tns
+	refute_output
+	[[ $stderr == "gmm-fit: mix.tns: the label set of 'y' was learnt from the rows (label.source=data)"*"--classes K"* ]]
 }
 
 @test "gmm-fit rejects garbage and truncated input with 65 and empty stdout" {

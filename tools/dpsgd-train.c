@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "dpcli.h"
 #include "la.h"
+#include "labels.h"
 #include "ledger.h"
 #include "model.h"
 #include "nn.h"
@@ -96,8 +97,8 @@ struct data {
 	size_t n, d;
 	struct ts_meta meta;
 	uint64_t digest;
-	const char *label_names;	/* y's label.names, or NULL */
-	size_t nlabel_names;
+	struct label_set lset;		/* y's label set */
+	char *label_names;		/* lset.names (owned), or NULL */
 };
 
 struct trainer;
@@ -504,41 +505,6 @@ check_public(const struct opts *o, int mode)
 
 /* ---- input ---- */
 
-/* The number of strings in a JSON array of strings (label.names), or 0
- * when it is not one. */
-static size_t
-json_count(const char *s)
-{
-	size_t n = 0;
-	int in = 0, esc = 0, need = 1;
-
-	while (*s == ' ')
-		s++;
-	if (*s++ != '[')
-		return 0;
-	for (; *s; s++) {
-		if (in) {
-			if (esc)
-				esc = 0;
-			else if (*s == '\\')
-				esc = 1;
-			else if (*s == '"')
-				in = 0;
-		} else if (*s == '"' && need) {
-			in = 1;
-			need = 0;
-			n++;
-		} else if (*s == ',' && !need) {
-			need = 1;
-		} else if (*s == ']') {
-			return need && n ? 0 : n;
-		} else if (*s != ' ') {
-			return 0;
-		}
-	}
-	return 0;
-}
-
 /* Read X and y of a stream into d. */
 static void
 read_data(struct data *dt, FILE *fp, const char *label, int need_y)
@@ -603,9 +569,13 @@ read_data(struct data *dt, FILE *fp, const char *label, int need_y)
 			dt->y[i] = v < 0 || v > INT32_MAX ? -1 : (int32_t)v;
 		}
 		{
-			const char *ln = ts_meta_get(&y->meta, "label.names");
-			if (ln != NULL && (dt->nlabel_names = json_count(ln)) > 0)
-				dt->label_names = cli_strdup(ln);
+			char err[256];
+			if (label_get(&y->meta, &dt->lset, err, sizeof err) != 0)
+				cli_die(EX_DATAERR, "%s: tensor 'y': %s", label,
+				    err);
+			if (dt->lset.names != NULL)
+				dt->lset.names = dt->label_names =
+				    cli_strdup(dt->lset.names);
 		}
 	}
 	if (ts_meta_merge(&dt->meta, ts_reader_meta(r), "", NULL) != 0)
@@ -622,7 +592,7 @@ data_free(struct data *dt)
 {
 	free(dt->X);
 	free(dt->y);
-	free((char *)dt->label_names);
+	free(dt->label_names);
 	ts_meta_free(&dt->meta);
 }
 
@@ -2041,19 +2011,20 @@ main(int argc, char **argv)
 		t.K = model_classes(&m);
 	} else {
 		size_t widths[NN_MAX_LAYERS + 1], nl = o.nhidden + 1;
+		int names_ok;
 
-		if (o.has_classes)
-			t.K = o.classes;
-		else if (tr.label_names != NULL)
-			t.K = tr.nlabel_names;
-		else if (!src_dp) {
+		/* Under privacy K is public: --classes or a label set
+		 * declared public, never one learnt from the rows. */
+		rc = label_classes(&tr.lset, src_dp, o.has_classes ?
+		    o.classes : 0, &t.K, &names_ok, err, sizeof err);
+		if (rc == LABEL_E_USAGE)
+			cli_usage_error("%s: %s", label, err);
+		if (rc != LABEL_OK)
+			cli_die(EX_DATAERR, "%s: %s", label, err);
+		if (t.K == 0)
 			for (size_t i = 0; i < tr.n; i++)
 				if (tr.y[i] >= 0 && (size_t)tr.y[i] + 1 > t.K)
 					t.K = (size_t)tr.y[i] + 1;
-		} else
-			cli_usage_error("--classes is required: 'y' of %s has "
-			    "no label.names, and the number of classes must not "
-			    "be learnt from private labels", label);
 		if (t.K < 2)
 			cli_die(EX_DATAERR, "%s: tensor 'y': fewer than 2 classes",
 			    label);

@@ -15,6 +15,7 @@
 #include "ck.h"
 #include "cli.h"
 #include "csvin.h"
+#include "labels.h"
 #include "ledger.h"
 #include "tensor.h"
 #include "tstream.h"
@@ -33,17 +34,19 @@ enum { NORM_NONE, NORM_L1, NORM_L2 };
 enum { HDR_AUTO, HDR_YES, HDR_NO };
 
 enum {
-	OPT_CLIP_ROWS = 256, OPT_COLUMNS, OPT_DATASET, OPT_DTYPE, OPT_FORMAT,
-	OPT_HASH_DIM, OPT_HEADER, OPT_LABEL, OPT_LABELS, OPT_LEVEL,
-	OPT_MISSING, OPT_NO_LABEL, OPT_NORMALIZE, OPT_RESIZE, OPT_SCALE,
-	OPT_SCALE_FROM, OPT_VOCAB
+	OPT_CLASSES = 256, OPT_CLIP_ROWS, OPT_COLUMNS, OPT_DATASET,
+	OPT_DROP_UNKNOWN, OPT_DTYPE, OPT_FORMAT, OPT_HASH_DIM, OPT_HEADER,
+	OPT_LABEL, OPT_LABEL_MAP, OPT_LABELS, OPT_LEVEL, OPT_MISSING,
+	OPT_NO_LABEL, OPT_NORMALIZE, OPT_RESIZE, OPT_SCALE, OPT_SCALE_FROM,
+	OPT_VOCAB
 };
 
 struct opts {
 	const char *output, *level, *dataset, *columns, *label, *labels;
-	const char *scale_from, *vocab, *clip_arg;
+	const char *scale_from, *vocab, *clip_arg, *label_map;
 	int force, quiet, format, dtype, header, missing, normalize;
-	int no_label, header_set, scale;
+	int no_label, header_set, scale, drop_unknown;
+	size_t classes;		/* --classes K, or 0 */
 	double scale_lo, scale_hi, clip;
 	uint64_t hash_dim, rh, rw;
 	int hash_set, resize;
@@ -63,7 +66,11 @@ struct strtab {
 	size_t nslots;		/* a power of two */
 };
 
-/* Labels: y as indices into the table of distinct label strings. */
+/*
+ * Labels: y as indices into the table of distinct label strings, or, when
+ * the label set is declared public (--label-map, --classes), as its
+ * classes.
+ */
 struct labels {
 	struct strtab tab;
 	int32_t *ival;		/* integer value of each distinct label */
@@ -71,6 +78,10 @@ struct labels {
 	int all_int;
 	int32_t *y;
 	size_t n, cap;
+	struct strtab map;	/* --label-map: line i is class i */
+	char *map_names;	/* the map as a JSON array (label.names) */
+	const char *map_label;	/* the map's file name, for messages */
+	uint64_t unknown;	/* rows dropped by --drop-unknown */
 };
 
 /* Per-feature bounds of --scale or --scale-from. */
@@ -107,9 +118,11 @@ usage(int status)
 {
 	FILE *fp = status ? stderr : stdout;
 
-	fputs("usage: featurize [-fhqV] [-o file] [--clip-rows bound] "
-	    "[--columns list]\n"
-	    "                 [--dataset name] [--dtype type] "
+	fputs("usage: featurize [-fhqV] [-o file] "
+	    "[--classes k | --label-map file]\n"
+	    "                 [--clip-rows bound] [--columns list] "
+	    "[--dataset name]\n"
+	    "                 [--drop-unknown] [--dtype type] "
 	    "[--format format]\n"
 	    "                 [--hash-dim n] [--header when] "
 	    "[--label column | --no-label]\n"
@@ -126,12 +139,16 @@ usage(int status)
 		    "file), not stdout\n"
 		    "  -q, --quiet            no warnings, no progress\n"
 		    "  -V, --version          show the version\n"
+		    "      --classes K        labels are the public classes 0 "
+		    ".. K-1\n"
 		    "      --clip-rows C      scale rows of L2 norm above C down "
 		    "to C (last step)\n"
 		    "      --columns LIST     CSV features: indices from 0, "
 		    "ranges A-B, names\n"
 		    "      --dataset NAME     protected dataset, [a-z0-9_]+ "
 		    "(default: file name)\n"
+		    "      --drop-unknown     drop rows whose label is not "
+		    "declared (not an error)\n"
 		    "      --dtype TYPE       type of X: f32 (default) or f64\n"
 		    "      --format FORMAT    csv, idx or text (default: by file "
 		    "name, else csv)\n"
@@ -140,6 +157,8 @@ usage(int status)
 		    "no\n"
 		    "      --label COLUMN     CSV label column, name or index; "
 		    "text: field index\n"
+		    "      --label-map FILE   the PUBLIC label set: line i is "
+		    "class i\n"
 		    "      --labels FILE      idx: the labels file\n"
 		    "      --level N          zstd level of the output (default "
 		    "1)\n"
@@ -569,13 +588,67 @@ put_row(struct out *ou, const char *where)
 		cli_progress("rows", ou->rows, ou->total);
 }
 
-static void
-put_label(struct out *ou, const char *s, size_t len)
+/*
+ * Put a label declared public: its class in the label map, or the
+ * integer 0 .. K-1 of --classes K.  A label outside the set is an error,
+ * or with --drop-unknown drops the row: never a new class.
+ * @return 1 when the row is kept, 0 when it is dropped.
+ */
+static int
+put_declared(struct out *ou, const char *s, size_t len, const char *where)
+{
+	const struct opts *o = ou->o;
+	struct labels *l = &ou->lab;
+	char vb[SHOWN_VALUE + 8], *copy;
+	long long k;
+
+	if (l->map_names != NULL) {
+		k = strtab_find(&l->map, s, len, ts_xxh64(s, len, 0));
+	} else {
+		char *end;
+		copy = cli_malloc(len + 1);
+		memcpy(copy, s, len);
+		copy[len] = '\0';
+		errno = 0;
+		k = strtoll(copy, &end, 10);
+		if (errno || end == copy || *end != '\0' || k < 0 ||
+		    (unsigned long long)k >= o->classes)
+			k = -1;
+		free(copy);
+	}
+	if (k >= 0) {
+		l->y = xgrow(l->y, &l->cap, l->n + 1, sizeof *l->y);
+		l->y[l->n++] = (int32_t)k;
+		return 1;
+	}
+	if (o->drop_unknown) {
+		l->unknown++;
+		return 0;
+	}
+	copy = cli_malloc(len + 1);
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	if (l->map_names != NULL)
+		cli_die(EX_DATAERR, "%s: label '%s' is not in the label map "
+		    "%s (or give --drop-unknown)", where,
+		    shown(copy, vb, sizeof vb), l->map_label);
+	cli_die(EX_DATAERR, "%s: label '%s' is not a class 0 .. %zu "
+	    "(--classes %zu; or give --drop-unknown)", where,
+	    shown(copy, vb, sizeof vb), o->classes - 1, o->classes);
+}
+
+/* Put the label (len bytes of s) of the current row; where names the row
+ * for messages.  @return 1 when the row is kept, 0 when it is dropped. */
+static int
+put_label(struct out *ou, const char *s, size_t len, const char *where)
 {
 	struct labels *l = &ou->lab;
 	int added;
-	size_t k = strtab_add(&l->tab, s, len, &added);
+	size_t k;
 
+	if (l->map_names != NULL || ou->o->classes > 0)
+		return put_declared(ou, s, len, where);
+	k = strtab_add(&l->tab, s, len, &added);
 	if (added) {
 		char *end;
 		long long v;
@@ -593,16 +666,85 @@ put_label(struct out *ou, const char *s, size_t len)
 	}
 	l->y = xgrow(l->y, &l->cap, l->n + 1, sizeof *l->y);
 	l->y[l->n++] = (int32_t)k;
+	return 1;
 }
 
-/* Put the label of the current row, given as an integer (idx). */
-static void
-put_label_int(struct out *ou, int32_t v)
+/* Put the label of the current row, given as an integer (idx).
+ * @return 1 when the row is kept, 0 when it is dropped. */
+static int
+put_label_int(struct out *ou, int32_t v, const char *where)
 {
 	struct labels *l = &ou->lab;
 
+	if (l->map_names != NULL || ou->o->classes > 0) {
+		char b[16];
+		int n = snprintf(b, sizeof b, "%d", (int)v);
+		return put_declared(ou, b, (size_t)n, where);
+	}
 	l->y = xgrow(l->y, &l->cap, l->n + 1, sizeof *l->y);
 	l->y[l->n++] = v;
+	return 1;
+}
+
+/*
+ * Read the public label map: one label a line, line i is class i (from
+ * 0).  A line ends at LF (a CR before it is dropped); no empty line, no
+ * NUL, no label twice, valid UTF-8.
+ */
+static void
+load_label_map(struct labels *l, struct infile *s)
+{
+	struct sbuf b = { 0 };
+	char *line = NULL, vb[SHOWN_VALUE + 8];
+	size_t cap = 0;
+	ssize_t len;
+	uint64_t ln = 0;
+	int added;
+
+	l->map_label = infile_label(s);
+	sb_str(&b, "[");
+	while ((len = getline(&line, &cap, infile_fp(s))) >= 0) {
+		ln++;
+		if (len > 0 && line[len - 1] == '\n')
+			line[--len] = '\0';
+		if (len > 0 && line[len - 1] == '\r')
+			line[--len] = '\0';
+		if (len == 0)
+			cli_die(EX_DATAERR, "%s:%llu: empty line: a label map has "
+			    "one label a line", infile_label(s),
+			    (unsigned long long)ln);
+		if (memchr(line, '\0', (size_t)len) != NULL)
+			cli_die(EX_DATAERR, "%s:%llu: NUL byte in the line",
+			    infile_label(s), (unsigned long long)ln);
+		if (!ts_utf8_valid(line, (size_t)len))
+			cli_die(EX_DATAERR, "%s:%llu: the label is not valid "
+			    "UTF-8", infile_label(s), (unsigned long long)ln);
+		strtab_add(&l->map, line, (size_t)len, &added);
+		if (!added)
+			cli_die(EX_DATAERR, "%s:%llu: label '%s' is listed twice",
+			    infile_label(s), (unsigned long long)ln,
+			    shown(line, vb, sizeof vb));
+		if (l->map.n > LABEL_MAX_CLASSES)
+			cli_die(EX_DATAERR, "%s: more than %zu labels",
+			    infile_label(s), LABEL_MAX_CLASSES);
+		if (l->map.n > 1)
+			sb_str(&b, ",");
+		sb_json(&b, line);
+		if (b.len > TS_MAX_VALUE)
+			cli_die(EX_DATAERR, "%s:%llu: the labels exceed the "
+			    "metadata limit of 1 MiB", infile_label(s),
+			    (unsigned long long)ln);
+	}
+	if (infile_error(s) || ferror(infile_fp(s)))
+		cli_infile_die(s);
+	if (l->map.n == 0)
+		cli_die(EX_DATAERR, "%s: empty label map", infile_label(s));
+	sb_str(&b, "]");
+	if (b.len > TS_MAX_VALUE)
+		cli_die(EX_DATAERR, "%s: the labels exceed the metadata limit "
+		    "of 1 MiB", infile_label(s));
+	free(line);
+	l->map_names = b.p;
 }
 
 /* Begin X with d features; meta are X's tensor metadata (moved). */
@@ -651,7 +793,24 @@ finish(struct out *ou, struct infile **inputs, int ninputs, const char *what)
 		dims[0] = l->n;
 		if (tensor_init(&t, "y", TS_I32, 1, dims) != 0)
 			cli_die(EX_SOFTWARE, "bad tensor header");
-		if (l->tab.n > 0 && l->all_int) {
+		if (l->unknown)
+			cli_warn("%llu rows with a label outside the declared "
+			    "label set dropped", (unsigned long long)l->unknown);
+		/* A declared set is public; any other was learnt from the
+		 * rows and says so, for DP tools refuse it (labels.h). */
+		if (l->map_names != NULL)
+			rc = label_put(&t.meta, LABEL_PUBLIC, l->map.n,
+			    l->map_names);
+		else if (ou->o->classes > 0)
+			rc = label_put(&t.meta, LABEL_PUBLIC, ou->o->classes,
+			    NULL);
+		else
+			rc = label_put(&t.meta, LABEL_DATA, 0, NULL);
+		if (rc != 0)
+			cli_die(EX_OSERR, "out of memory");
+		if (l->map_names != NULL || ou->o->classes > 0) {
+			/* y holds the classes already. */
+		} else if (l->tab.n > 0 && l->all_int) {
 			for (size_t i = 0; i < l->n; i++)
 				l->y[i] = l->ival[l->y[i]];
 		} else if (l->tab.n > 0) {
@@ -687,6 +846,8 @@ finish(struct out *ou, struct infile **inputs, int ninputs, const char *what)
 	ts_meta_free(&m);
 	cli_progress_done();
 	strtab_free(&l->tab);
+	strtab_free(&l->map);
+	free(l->map_names);
 	free(l->ival);
 	free(l->y);
 	free(ou->row);
@@ -1068,10 +1229,11 @@ run_csv(struct out *ou, const struct opts *o, struct infile *in,
 		uint64_t line = csvin_line(c);
 		if (csv_parse_row(&L, o, infile_label(in), line, f, nf, ou->row))
 			continue;
-		if (ou->has_y)
-			put_label(ou, f[L.label], strlen(f[L.label]));
 		snprintf(where, sizeof where, "%s:%llu", infile_label(in),
 		    (unsigned long long)line);
+		if (ou->has_y && !put_label(ou, f[L.label], strlen(f[L.label]),
+		    where))
+			continue;
 		put_row(ou, where);
 	}
 	if (L.replaced)
@@ -1237,7 +1399,10 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 			snprintf(what, sizeof what, "label %llu of %llu",
 			    (unsigned long long)i, (unsigned long long)x.n);
 			read_exact(lab, &lb, 1, what);
-			put_label_int(ou, lb);
+			snprintf(where, sizeof where, "%s: %s",
+			    infile_label(lab), what);
+			if (!put_label_int(ou, lb, where))
+				continue;
 		}
 		if (!o->resize) {
 			for (size_t j = 0; j < x.elems; j++)
@@ -1443,6 +1608,14 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 			cli_die(EX_DATAERR, "%s:%llu: NUL byte in the line",
 			    infile_label(in), (unsigned long long)ln);
 		dn = (size_t)len;
+		snprintf(where, sizeof where, "%s:%llu", infile_label(in),
+		    (unsigned long long)ln);
+		if (o->label && memchr(line, '\t', (size_t)len) == NULL)
+			/* Never take the document for its label: the text
+			 * would land in label.names. */
+			cli_die(EX_DATAERR, "%s: no tab separator between the "
+			    "label (field %llu) and the document", where,
+			    (unsigned long long)lfield);
 		if (o->label) {
 			/* Cut field lfield out of the line: it is the label,
 			 * the rest is the document. */
@@ -1469,7 +1642,8 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 				    (unsigned long long)ln,
 				    (unsigned long long)lfield);
 			}
-			put_label(ou, p, (size_t)(e - p));
+			if (!put_label(ou, p, (size_t)(e - p), where))
+				continue;
 			/* Blank out the label so it is not a token. */
 			memset(p, '\t', (size_t)(e - p));
 		}
@@ -1487,8 +1661,6 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 			count_key(ou, vsrc ? &vocab : NULL, bg.p, bg.len,
 			    &touched, &ntouch, &tc);
 		}
-		snprintf(where, sizeof where, "%s:%llu", infile_label(in),
-		    (unsigned long long)ln);
 		put_row(ou, where);
 		/* put_row transformed the row in place: clear it all when
 		 * it was scaled (every entry may have moved), else only the
@@ -1528,9 +1700,11 @@ main(int argc, char **argv)
 	    NULL };
 	static const char *const norms[] = { "l1", "l2", NULL };
 	static const struct option longopts[] = {
+		{ "classes", required_argument, NULL, OPT_CLASSES },
 		{ "clip-rows", required_argument, NULL, OPT_CLIP_ROWS },
 		{ "columns", required_argument, NULL, OPT_COLUMNS },
 		{ "dataset", required_argument, NULL, OPT_DATASET },
+		{ "drop-unknown", no_argument, NULL, OPT_DROP_UNKNOWN },
 		{ "dtype", required_argument, NULL, OPT_DTYPE },
 		{ "force", no_argument, NULL, 'f' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
@@ -1538,6 +1712,7 @@ main(int argc, char **argv)
 		{ "header", required_argument, NULL, OPT_HEADER },
 		{ "help", no_argument, NULL, 'h' },
 		{ "label", required_argument, NULL, OPT_LABEL },
+		{ "label-map", required_argument, NULL, OPT_LABEL_MAP },
 		{ "labels", required_argument, NULL, OPT_LABELS },
 		{ "level", required_argument, NULL, OPT_LEVEL },
 		{ "missing", required_argument, NULL, OPT_MISSING },
@@ -1554,7 +1729,7 @@ main(int argc, char **argv)
 	};
 	struct opts o = { .dtype = TS_F32, .hash_dim = DEFAULT_HASH_DIM };
 	struct out ou = { 0 };
-	struct infile *in, *side = NULL, *inputs[2];
+	struct infile *in, *side = NULL, *lmap = NULL, *inputs[3];
 	struct ts_meta sm = { 0 };
 	const char *path, *bad;
 	char name[MAX_DATASET + 1], err[256];
@@ -1579,6 +1754,10 @@ main(int argc, char **argv)
 			break;
 		case 'V':
 			cli_version();
+		case OPT_CLASSES:
+			o.classes = (size_t)cli_ll("--classes", optarg, 1,
+			    (long long)LABEL_MAX_CLASSES);
+			break;
 		case OPT_CLIP_ROWS:
 			o.clip = cli_double("--clip-rows", optarg, 0, DBL_MAX);
 			if (!(o.clip > 0))
@@ -1595,6 +1774,9 @@ main(int argc, char **argv)
 				cli_usage_error("invalid --dataset '%s': %s",
 				    optarg, bad);
 			o.dataset = optarg;
+			break;
+		case OPT_DROP_UNKNOWN:
+			o.drop_unknown = 1;
 			break;
 		case OPT_DTYPE:
 			o.dtype = cli_choice("--dtype", optarg, dtypes) == 0 ?
@@ -1617,6 +1799,9 @@ main(int argc, char **argv)
 			if (*optarg == '\0')
 				cli_usage_error("invalid --label '': empty");
 			o.label = optarg;
+			break;
+		case OPT_LABEL_MAP:
+			o.label_map = optarg;
 			break;
 		case OPT_LABELS:
 			o.labels = optarg;
@@ -1682,6 +1867,18 @@ main(int argc, char **argv)
 		    "index of a tab-separated field", o.label);
 	if (o.hash_set && o.vocab)
 		cli_usage_error("--hash-dim and --vocab exclude each other");
+	if (o.classes > 0 && o.label_map)
+		cli_usage_error("--classes and --label-map exclude each other");
+	if ((o.classes > 0 || o.label_map) && (o.no_label ||
+	    (o.format == FMT_IDX ? !o.labels : !o.label)))
+		cli_usage_error("%s declares the label set: it needs labels "
+		    "(%s)", o.label_map ? "--label-map" : "--classes",
+		    o.format == FMT_IDX ? "--labels FILE" : "--label");
+	if (o.drop_unknown && o.classes == 0 && !o.label_map)
+		cli_usage_error("--drop-unknown needs the declared label set "
+		    "(--label-map FILE or --classes K)");
+	if (o.label_map && strcmp(o.label_map, "-") == 0)
+		cli_usage_error("--label-map needs a file, not stdin");
 
 	if (o.dataset)
 		snprintf(name, sizeof name, "%s", o.dataset);
@@ -1711,6 +1908,15 @@ main(int argc, char **argv)
 				    "not private (use --scale LO:HI or a public "
 				    "file)", sp);
 		}
+	}
+	if (o.label_map) {
+		lmap = cli_infile_open(o.label_map, INFILE_GZIP);
+		inputs[ninputs++] = lmap;
+		if (same_file(in, lmap))
+			cli_usage_error("--label-map '%s' is the input itself: a "
+			    "label set learnt from private data is not public",
+			    o.label_map);
+		load_label_map(&ou.lab, lmap);
 	}
 	ofp = cli_out_open(o.output, o.force);
 	ou.o = &o;
@@ -1746,6 +1952,7 @@ main(int argc, char **argv)
 	ts_writer_close(ou.w);
 	cli_infile_close(in);
 	cli_infile_close(side);
+	cli_infile_close(lmap);
 	cli_out_commit();
 	return 0;
 }

@@ -19,6 +19,7 @@
 #include "gmm.h"
 #include "jgauss.h"
 #include "la.h"
+#include "labels.h"
 #include "ledger.h"
 #include "noise.h"
 #include "rdp.h"
@@ -69,7 +70,9 @@ struct data {
 	double *X;			/* n x d, grouped by class */
 	size_t *start;			/* nclass + 1 row offsets */
 	int32_t *y;			/* labels as read, or NULL */
-	char *label_names;		/* y's label.names, or NULL */
+	struct label_set lset;		/* y's label set */
+	char *label_names;		/* lset.names (owned), or NULL */
+	int names_ok;			/* label_names may be published */
 	uint64_t nonfinite, dropped;
 };
 
@@ -328,8 +331,6 @@ read_input(struct ts_reader *r, struct data *dt, int need_y, int dp)
 	}
 	tensor_free(&X);
 	if (havey) {
-		const char *ln = ts_meta_get(&y.meta, "label.names");
-
 		dt->y = cli_reallocarray(NULL, dt->n ? dt->n : 1,
 		    sizeof *dt->y);
 		for (size_t i = 0; i < dt->n; i++) {
@@ -339,47 +340,14 @@ read_input(struct ts_reader *r, struct data *dt, int need_y, int dp)
 			/* -1 is never a class. */
 			dt->y[i] = v < 0 || v > INT32_MAX ? -1 : (int32_t)v;
 		}
-		if (ln != NULL)
-			dt->label_names = cli_strdup(ln);
+		char err[256];
+
+		if (label_get(&y.meta, &dt->lset, err, sizeof err) != 0)
+			cli_die(EX_DATAERR, "%s: tensor 'y': %s", dt->label, err);
+		if (dt->lset.names != NULL)
+			dt->lset.names = dt->label_names =
+			    cli_strdup(dt->lset.names);
 		tensor_free(&y);
-	}
-}
-
-/* The number of strings of a JSON array of strings (label.names), or 0
- * when it is not one. */
-static size_t
-json_count(const char *s)
-{
-	size_t n = 0;
-
-	while (*s == ' ')
-		s++;
-	if (*s++ != '[')
-		return 0;
-	while (*s == ' ')
-		s++;
-	if (*s == ']')
-		return 0;
-	for (;;) {
-		while (*s == ' ')
-			s++;
-		if (*s++ != '"')
-			return 0;
-		while (*s != '"') {
-			if (*s == '\0')
-				return 0;
-			if (*s == '\\' && s[1] != '\0')
-				s++;
-			s++;
-		}
-		s++;
-		n++;
-		while (*s == ' ')
-			s++;
-		if (*s == ']')
-			return s[1] == '\0' ? n : 0;
-		if (*s++ != ',')
-			return 0;
 	}
 }
 
@@ -392,6 +360,8 @@ group_rows(struct data *dt, const struct opts *o)
 	size_t n = dt->n, d = dt->d, C;
 	size_t *cnt, *pos;
 	double *G;
+	char err[256];
+	int rc;
 
 	if (!o->by_label) {
 		dt->nclass = 1;
@@ -399,22 +369,21 @@ group_rows(struct data *dt, const struct opts *o)
 		dt->start[1] = n;
 		return;
 	}
-	if (o->has_classes) {
-		C = o->classes;
-	} else if (dt->label_names && json_count(dt->label_names) > 0) {
-		C = json_count(dt->label_names);
-	} else if (!o->dp) {
-		C = 0;
+	/* Under privacy the classes are public: --classes or a label
+	 * set declared public, never one learnt from the rows. */
+	rc = label_classes(&dt->lset, o->dp, o->has_classes ? o->classes : 0,
+	    &C, &dt->names_ok, err, sizeof err);
+	if (rc == LABEL_E_USAGE)
+		cli_usage_error("%s: %s", dt->label, err);
+	if (rc != LABEL_OK)
+		cli_die(EX_DATAERR, "%s: %s", dt->label, err);
+	if (C == 0) {
 		for (size_t i = 0; i < n; i++)
 			if (dt->y[i] >= 0 && (size_t)dt->y[i] + 1 > C)
 				C = (size_t)dt->y[i] + 1;
 		if (C == 0)
 			cli_die(EX_DATAERR, "%s: tensor 'y' holds no class",
 			    dt->label);
-	} else {
-		cli_usage_error("--classes is required: 'y' of %s has no "
-		    "label.names, and the classes must not be learnt from "
-		    "private labels", dt->label);
 	}
 	if (C > MAX_CLASSES)
 		cli_die(EX_DATAERR, "%s: %zu classes: gmm-fit takes at most %d",
@@ -1297,10 +1266,20 @@ sample_main(int argc, char **argv)
 	if (tensor_init(&hy, "y", TS_I32, 1, dims) != 0)
 		cli_die(EX_SOFTWARE, "bad tensor header");
 	{
+		/* The sample's classes are the model's: public when the
+		 * model says so (an older model says nothing: data). */
 		const char *ln = ts_meta_get(ts_reader_meta(r),
 		    "gmm.label_names");
-		if (ln != NULL)
-			cli_meta_set(&hy.meta, "label.names", ln);
+		const char *src = ts_meta_get(ts_reader_meta(r),
+		    "gmm.label_source");
+		int pub = src != NULL && strcmp(src, "public") == 0;
+
+		if (ln != NULL && label_names_count(ln) != C)
+			cli_die(EX_DATAERR, "%s: --model: gmm.label_names and "
+			    "gmm.classes disagree", mlabel);
+		if (label_put(&hy.meta, pub ? LABEL_PUBLIC : LABEL_DATA,
+		    pub ? C : 0, ln) != 0)
+			cli_die(EX_OSERR, "out of memory");
 	}
 	hy.data = y;
 	if ((rc = ts_write_tensor(w, &hy)) != 0)
@@ -1742,7 +1721,12 @@ main(int argc, char **argv)
 		if (o.has_clip)
 			meta_setf(&meta, "gmm.clip", "%.17g", o.clip);
 		meta_setf(&meta, "gmm.reg", "%.17g", o.reg);
-		if (dt.label_names)
+		/* Names are published only when they are public, or the
+		 * model is not private; gmm.label_source says which. */
+		if (o.by_label)
+			cli_meta_set(&meta, "gmm.label_source", o.has_classes ||
+			    dt.lset.source == LABEL_PUBLIC ? "public" : "data");
+		if (dt.label_names && dt.names_ok)
 			cli_meta_set(&meta, "gmm.label_names", dt.label_names);
 		if (o.dp) {
 			meta_setf(&meta, "gmm.iterations", "%.0f",
