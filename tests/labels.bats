@@ -74,9 +74,9 @@ sig() {
 # fails on 7b23f82: K is taken from the learnt label.names, so the model
 # of D has 2 classes and that of D1 3: the new row shows in the shape.
 @test "DP dpsgd-train on D and D plus a row with a new label: same model shape, or a refusal" {
-	run --separate-stderr dpsgd-train -q --sigma 1 --epochs 1 --batch 16 -o m.tns d.tns
+	run --separate-stderr dpsgd-train -q --sigma 1 --epochs 1 --public-records 64 --batch 16 -o m.tns d.tns
 	s0=$status e0=$stderr
-	run --separate-stderr dpsgd-train -q --sigma 1 --epochs 1 --batch 16 -o m1.tns d1.tns
+	run --separate-stderr dpsgd-train -q --sigma 1 --epochs 1 --public-records 64 --batch 16 -o m1.tns d1.tns
 	s1=$status e1=$stderr
 	if [ "$s0" = 0 ] && [ "$s1" = 0 ]; then
 		[ "$(sig m.tns)" = "$(sig m1.tns)" ]
@@ -102,22 +102,22 @@ sig() {
 
 @test "DP dpsgd-train takes K from a public label map: D and D1 give the same shape" {
 	public_streams
-	run -0 dpsgd-train -q --sigma 1 --epochs 1 --batch 16 -o m.tns pd.tns
-	run -0 dpsgd-train -q --sigma 1 --epochs 1 --batch 16 -o m1.tns pd1.tns
+	run -0 dpsgd-train -q --sigma 1 --epochs 1 --public-records 64 --batch 16 -o m.tns pd.tns
+	run -0 dpsgd-train -q --sigma 1 --epochs 1 --public-records 64 --batch 16 -o m1.tns pd1.tns
 	[ "$(sig m.tns)" = "$(sig m1.tns)" ]
 	run -0 sig m.tns
 	assert_line "model.classes 2"
 }
 
 @test "DP dpsgd-train with --classes K trains on a learnt label set, D and D1 alike" {
-	run -0 dpsgd-train -q --sigma 1 --epochs 1 --batch 16 --classes 2 -o m.tns d.tns
-	run -0 dpsgd-train -q --sigma 1 --epochs 1 --batch 16 --classes 2 -o m1.tns d1.tns
+	run -0 dpsgd-train -q --sigma 1 --epochs 1 --public-records 64 --batch 16 --classes 2 -o m.tns d.tns
+	run -0 dpsgd-train -q --sigma 1 --epochs 1 --public-records 64 --batch 16 --classes 2 -o m1.tns d1.tns
 	[ "$(sig m.tns)" = "$(sig m1.tns)" ]
 }
 
 @test "dpsgd-train --classes must agree with a public label set" {
 	public_streams
-	run -64 --separate-stderr dpsgd-train -q --sigma 1 --epochs 1 --classes 3 pd.tns
+	run -64 --separate-stderr dpsgd-train -q --sigma 1 --epochs 1 --public-records 64 --classes 3 pd.tns
 	refute_output
 	[[ $stderr == "dpsgd-train: pd.tns: --classes 3: 'y' declares a public label set of 2 classes"* ]]
 }
