@@ -86,10 +86,13 @@ setup() {
 dann_audit() {
 	local dom=$1 other d d2
 	shift
+	# The declared public size is the same for D and D' (q = 16 / 6).
 	if [ $dom = target ]; then
 		d="--target tgt-d.tns src-d.tns" d2="--target tgt-d2.tns src-d.tns"
+		set -- --target-public-records 6 "$@"
 	else
 		d="--target tgt-d.tns src-d.tns" d2="--target tgt-d.tns src-d2.tns"
+		set -- --public-records 6 "$@"
 	fi
 	dpsgd-train -q --mode dann --protect $dom --hidden 3 --audit-repeat 200000 \
 		--sigma 1 --clip 0.05 --batch 16 --epochs 1 --lr 1 --classes 2 -S 51 "$@" $d > a.tns 2>/dev/null
