@@ -475,15 +475,33 @@ cli_wdie(const struct ts_writer *w, int code)
 }
 
 void
+cli_inherit_split(struct ts_meta *dst, const struct ts_meta *src,
+    const char *label)
+{
+	char *by;
+
+	if (asprintf(&by, "%s: %s", prog, ts_utf8_valid(label, strlen(label)) ?
+	    label : "(name is not UTF-8)") < 0)
+		cli_die(EX_OSERR, "out of memory");
+	if (part_merge(dst, src, by) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	free(by);
+}
+
+void
 cli_inherit(struct ts_meta *dst, const struct ts_meta *src, const char *label)
 {
 	char err[256];
 
+	/* The partition first: it compares src with the raw marks dst has
+	 * from the other inputs (formats/tensor-stream.md, 10.1.2). */
+	cli_inherit_split(dst, src, label);
 	for (size_t i = 0; i < src->n; i++) {
 		const struct ts_kv *kv = &src->kv[i];
 		const char *old;
 
-		if (strncmp(kv->key, "prov.", 5) == 0)
+		if (strncmp(kv->key, "prov.", 5) == 0 ||
+		    strncmp(kv->key, "split.", 6) == 0)
 			continue;
 		/* Raw-taint marks merge by strength: aggregate wins over
 		 * row-local (formats/tensor-stream.md, section 10.1, rule 3). */
@@ -501,15 +519,6 @@ cli_inherit(struct ts_meta *dst, const struct ts_meta *src, const char *label)
 			continue;
 		}
 		old = ts_meta_get(dst, kv->key);
-		if (old != NULL && strcmp(old, kv->val) != 0 &&
-		    strncmp(kv->key, "split.", 6) == 0) {
-			/* Inputs from different parts (or splits): the output
-			 * is no longer one part, and must not pass for the
-			 * first input's (teacher-vote refuses it). */
-			if (ts_meta_set(dst, "split.part", SPLIT_MIXED) != 0)
-				cli_die(EX_OSERR, "out of memory");
-			continue;
-		}
 		if (old != NULL && strcmp(old, kv->val) != 0) {
 			/* Two inputs disagreeing on a ledger entry cannot both
 			 * be honest; other keys: the first input wins. */
@@ -559,7 +568,8 @@ cli_prov(struct ts_meta *m)
 }
 
 void
-cli_prov_input(struct ts_meta *m, int idx, const char *label, uint64_t digest)
+cli_prov_input(struct ts_meta *m, int idx, const char *label, uint64_t digest,
+    const struct ts_meta *src)
 {
 	char key[64];
 
@@ -567,6 +577,11 @@ cli_prov_input(struct ts_meta *m, int idx, const char *label, uint64_t digest)
 	if (ts_meta_set(m, key, ts_utf8_valid(label, strlen(label)) ? label :
 	    "(name is not UTF-8)") != 0)
 		cli_die(EX_OSERR, "out of memory");
+	/* An unkeyed digest of protected bytes is a membership test: with
+	 * the other records and the command line, anyone can hash D and D'
+	 * and compare (tensor-stream.md, section 10.2). */
+	if (src == NULL || ledger_has_raw(src))
+		return;
 	snprintf(key, sizeof key, "prov.input.%d.xxh64", idx);
 	if (ts_meta_setf(m, key, "%016llx", (unsigned long long)digest) != 0)
 		cli_die(EX_OSERR, "out of memory");

@@ -126,16 +126,28 @@ void cli_wdie(const struct ts_writer *w, int code) __attribute__((noreturn));
 /* Stream metadata for an output: copy what src carries (every key but
  * prov.*).  The privacy ledger dp.* is merged: raw-taint marks by
  * strength (aggregate over row-local), release entries by key, where a
- * conflicting value is an error naming the input (exit 65); inputs that
- * disagree on a split.* key (parts of different parts or splits) make
- * split.part SPLIT_MIXED; for other keys the first input wins. */
+ * conflicting value is an error naming the input (exit 65).  The split.*
+ * keys merge as cli_inherit_split says; for other keys the first input
+ * wins. */
 void cli_inherit(struct ts_meta *dst, const struct ts_meta *src,
+    const char *label);
+/* The partition of input src (label) merged into dst by part_merge
+ * (parts.h): an input from another part, or with raw rows or a
+ * non-private aggregate of the whole dataset dst is a part of, makes
+ * split.part SPLIT_MIXED and split.mixed_by "PROG: LABEL".  Call it
+ * before src's raw marks reach dst (cli_inherit does).  Exit 71 when out
+ * of memory. */
+void cli_inherit_split(struct ts_meta *dst, const struct ts_meta *src,
     const char *label);
 /* Set prov.tool, prov.version, prov.args; prov.input.N.name/digest are
  * added by cli_prov_input for each input read. */
 void cli_prov(struct ts_meta *m);
+/* prov.input.N.name = label and, only when src (the input's stream
+ * metadata) is not NULL and carries no dp.raw.* mark, prov.input.N.xxh64
+ * = digest.  src is NULL for an input that is not a tensor stream (CSV,
+ * text, NPY, IDX): its bytes may be raw records, so it gets no digest. */
 void cli_prov_input(struct ts_meta *m, int idx, const char *label,
-    uint64_t digest);
+    uint64_t digest, const struct ts_meta *src);
 
 /* Progress on stderr when it is a terminal and not quiet, at most a few
  * updates a second; total 0 if unknown.  cli_progress_done clears it. */

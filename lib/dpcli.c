@@ -1,4 +1,5 @@
 /* dpcli.c: the common steps of DP tools (see dpcli.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,7 +68,12 @@ dpcli_entry(struct ledger_entry *e, struct rng *rng, const char *dataset,
 	unsigned char id[16];
 
 	memset(e, 0, sizeof *e);
-	rng_bytes(rng, id, sizeof id);
+	/* The id comes from the operating system even when the noise is
+	 * seeded: two seeded releases are two releases, and an accountant
+	 * tells releases apart by id alone (tensor-stream.md 10.1, rule 4). */
+	if (rng_entropy(id, sizeof id) != 0)
+		cli_die(EX_OSERR, "no secure randomness for the release id: %s",
+		    strerror(errno));
 	ledger_format_id(e->id, id);
 	snprintf(e->dataset, sizeof e->dataset, "%s", dataset);
 	snprintf(e->mechanism, sizeof e->mechanism, "%s", mechanism);
@@ -106,6 +112,10 @@ dpcli_inherit_side(struct ts_meta *out, const struct ts_meta *src,
 	struct ts_meta tmp = { 0 };
 	char err[256];
 
+	/* Its partition counts as any input's: a model trained on another
+	 * part, or without privacy on the whole dataset, ties the output to
+	 * records outside the output's part. */
+	cli_inherit_split(out, src, label);
 	for (size_t i = 0; i < src->n; i++) {
 		const char *k = src->kv[i].key;
 		if (strncmp(k, "dp.raw.", 7) == 0) {

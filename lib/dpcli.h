@@ -33,7 +33,8 @@ struct rng *dpcli_rng(const char *seed_opt, const char *work_item);
 const char *dpcli_dataset(const struct ts_meta *in, const char *name,
     const char *label);
 
-/* Start a ledger entry: a fresh id from rng, seeded flag from rng, the
+/* Start a ledger entry: a fresh id from getrandom (never from rng, even
+ * seeded), seeded flag from rng, the
  * dataset, mechanism, the tool name, add/remove neighbours, no cost yet. */
 void dpcli_entry(struct ledger_entry *e, struct rng *rng, const char *dataset,
     const char *mechanism);
@@ -51,8 +52,9 @@ void dpcli_release(struct ts_meta *out, const struct ledger_entry *e);
 
 /* The ledger of a side input whose every row the output depends on (a
  * public validation set, initial means, another stream's partition):
- * its release entries are merged, its raw marks become aggregate.
- * Exit 65 on a conflict or a bad mark. */
+ * its partition merges as any input's (cli_inherit_split), its release
+ * entries are merged, its raw marks become aggregate.  Exit 65 on a
+ * conflict or a bad mark. */
 void dpcli_inherit_side(struct ts_meta *out, const struct ts_meta *src,
     const char *label);
 

@@ -55,6 +55,15 @@ ledger_mark_raw(struct ts_meta *m, const char *dataset, int kind, char *err,
 	return 0;
 }
 
+int
+ledger_has_raw(const struct ts_meta *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (strncmp(m->kv[i].key, "dp.raw.", 7) == 0)
+			return 1;
+	return 0;
+}
+
 void
 ledger_format_id(char out[LEDGER_ID_HEX + 1], const unsigned char b[16])
 {

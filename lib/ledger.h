@@ -65,6 +65,12 @@ const char *ledger_check_dataset(const char *name);
 int ledger_mark_raw(struct ts_meta *m, const char *dataset, int kind,
     char *err, size_t errlen);
 
+/* Whether m carries a dp.raw.* mark: the stream derives from raw records
+ * of some dataset, row by row or through a non-private aggregate.  Such
+ * a stream is protected: nothing computed from its bytes without privacy
+ * (a digest, a count) may leave a tool (tensor-stream.md, 10.2). */
+int ledger_has_raw(const struct ts_meta *m);
+
 /* Format 16 random bytes as an entry id. */
 void ledger_format_id(char out[LEDGER_ID_HEX + 1], const unsigned char b[16]);
 

@@ -18,6 +18,8 @@
 
 /* The value of split.part for a stream derived from several parts. */
 #define PART_MIXED_VALUE "mixed"
+/* The key naming what made a stream mixed ("tool: input"). */
+#define PART_MIXED_BY "split.mixed_by"
 
 struct split_part {
 	uint64_t i, n;		/* split.part "i/n", i < n */
@@ -62,5 +64,31 @@ void part_free(struct split_part *p);
  */
 int parts_disjoint(const struct split_part *const *pp, size_t n, size_t *a,
     size_t *b);
+
+/*
+ * Merge the partition of an input, src (its stream metadata, whole: its
+ * split.* keys and dp.raw.* marks), into dst, the metadata of an output
+ * being built from several inputs, before src's raw marks are merged into
+ * dst.  The rules (formats/tensor-stream.md, section 10.1.2):
+ *
+ * - an input carrying no dp.raw.* mark (a DP release, public data) binds
+ *   nothing: its split.* keys are copied only when dst has no split.part,
+ *   and it mixes only a dst that has no raw mark either and names
+ *   another part;
+ * - a part (split.part i/n, and a dp.raw.<d> mark for a dataset d its
+ *   split partitions: split.raw.<d> = row-local, or with no split.raw.*
+ *   key at all, any of its dp.raw marks) makes dst that part, unless dst
+ *   is another part (different split.part, split.parent or split.id) or
+ *   already carries a dp.raw.<d> mark without being a part of d: mixed;
+ * - an input marked split.part = mixed and carrying a raw mark: mixed;
+ * - any other input with a raw mark of a dataset that dst's split
+ *   partitions derives from the whole dataset: mixed.
+ *
+ * Mixed means split.part = PART_MIXED_VALUE and, unless dst or src names
+ * one already, PART_MIXED_BY = by.  Other split.* keys of src are copied
+ * when dst lacks them.  @return 0, or -1 when out of memory (dst may then
+ * be partly merged).
+ */
+int part_merge(struct ts_meta *dst, const struct ts_meta *src, const char *by);
 
 #endif

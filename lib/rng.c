@@ -558,8 +558,8 @@ fail:
 /* getrandom(2) blocks until the kernel pool is initialised, which is what
  * we want; it returns at most 33554431 bytes per call and may be
  * interrupted, so loop. */
-static int
-entropy(void *buf, size_t n)
+int
+rng_entropy(void *buf, size_t n)
 {
 	unsigned char *p = buf;
 	size_t left = n;
@@ -584,7 +584,7 @@ rng_new(struct rng **out)
 	struct rng *r;
 
 	*out = NULL;
-	if (entropy(k, sizeof k) != 0) {
+	if (rng_entropy(k, sizeof k) != 0) {
 		explicit_bzero(k, sizeof k);
 		return RNG_E_ENTROPY;
 	}

@@ -56,6 +56,13 @@ const char *rng_strerror(int code);
  * to the last cause) or RNG_E_NOMEM with *out NULL. */
 int rng_new(struct rng **out);
 
+/* Fill buf with n bytes of operating-system entropy, as rng_new keys
+ * itself (getrandom(2), else /dev/urandom), whatever any seed: for values
+ * that must differ between runs even when the noise is seeded, such as
+ * ledger release ids and split ids.  @return 0 or RNG_E_ENTROPY (errno
+ * set). */
+int rng_entropy(void *buf, size_t n);
+
 /* Create a reproducible generator from seed and work_item (see the
  * derivation above; NULL work_item means "").  @return 0 and *out set, or
  * RNG_E_NOMEM with *out NULL. */

@@ -9,36 +9,8 @@ FX="$DATA/featurize"
 FASHION=/usr/share/datasets/fashion-mnist
 
 setup_file() {
-	# XXH64 from its specification, to check hashed columns and digests.
-	cat > "$BATS_FILE_TMPDIR/xxh.py" <<'EOF'
-M = (1 << 64) - 1
-P1, P2, P3 = 0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9
-P4, P5 = 0x85EBCA77C2B2AE63, 0x27D4EB2F165667C5
-def rotl(x, r): return ((x << r) | (x >> (64 - r))) & M
-def rnd(a, lane): return (rotl((a + lane * P2) & M, 31) * P1) & M
-def xxh64(b, seed=0):
-    n, i = len(b), 0
-    if n >= 32:
-        v = [(seed + P1 + P2) & M, (seed + P2) & M, seed, (seed - P1) & M]
-        while i + 32 <= n:
-            for k in range(4):
-                v[k] = rnd(v[k], int.from_bytes(b[i:i + 8], 'little')); i += 8
-        h = (rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)) & M
-        for k in range(4):
-            h = ((h ^ rnd(0, v[k])) * P1 + P4) & M
-    else:
-        h = (seed + P5) & M
-    h = (h + n) & M
-    while i + 8 <= n:
-        h = (rotl(h ^ rnd(0, int.from_bytes(b[i:i + 8], 'little')), 27) * P1 + P4) & M; i += 8
-    if i + 4 <= n:
-        h = (rotl(h ^ ((int.from_bytes(b[i:i + 4], 'little') * P1) & M), 23) * P2 + P3) & M; i += 4
-    while i < n:
-        h = (rotl(h ^ ((b[i] * P5) & M), 11) * P1) & M; i += 1
-    h ^= h >> 33; h = (h * P2) & M; h ^= h >> 29; h = (h * P3) & M; h ^= h >> 32
-    return h
-assert xxh64(b'') == 0xEF46DB3751D8E999
-EOF
+	# XXH64 from its specification, to check hashed columns.
+	cp "$DATA/xxh.py" "$BATS_FILE_TMPDIR/xxh.py"
 }
 
 setup() {
@@ -488,13 +460,16 @@ EOF
 	assert_output "row-local"
 }
 
-@test "featurize records the input name and its XXH64 digest" {
+@test "featurize records the input name and no digest of the raw records" {
+	# fails on 7b23f82: prov.input.0.xxh64 was the XXH64 of the CSV, a
+	# membership test for anyone who knows the other records.
 	run -0 featurize --label species -o out.tns "$FX/iris.csv"
 	run -0 meta out.tns prov.input.0.name
 	assert_output "$FX/iris.csv"
-	run -0 meta out.tns prov.input.0.xxh64
+	run -1 meta out.tns prov.input.0.xxh64
 	want=$($PY -c 'import sys, xxh; print("%016x" % xxh.xxh64(open(sys.argv[1], "rb").read()))' "$FX/iris.csv")
-	assert_output "$want"
+	run -0 tns info -v out.tns
+	refute_output --partial "$want"
 }
 
 @test "featurize output is the same bytes on every run" {

@@ -392,7 +392,7 @@ EOF
 	! cmp -s a.tns c.tns
 	OPENBLAS_NUM_THREADS=1 gmm-fit -q --sigma 1 --clip 5 -k 4 -S 9 mix.tns > d.tns 2> /dev/null
 	OPENBLAS_NUM_THREADS=2 gmm-fit -q --sigma 1 --clip 5 -k 4 -S 9 mix.tns > e.tns 2> /dev/null
-	cmp d.tns e.tns
+	same_but_ids d.tns e.tns
 }
 
 # ---- DP-EM ----
@@ -677,13 +677,13 @@ EOF
 	[[ $stderr == "gmm-fit: --unsafe-test-miscalibrate is refused unless PRIVADA_TEST_UNSAFE=1"* ]]
 }
 
-@test "DP-EM gives the same bytes for the same seed and marks them seeded" {
+@test "DP-EM gives the same output for the same seed and marks it seeded" {
 	gmm-fit -q --sigma 1 --clip 3 -k 2 -S 7 small.tns > a.tns 2> err
 	grep -q -- "--seed 7: the noise is reproducible and this output is NOT private" err
 	gmm-fit -q --sigma 1 --clip 3 -k 2 -S 7 small.tns > b.tns 2> /dev/null
 	gmm-fit -q --sigma 1 --clip 3 -k 2 -S 8 small.tns > c.tns 2> /dev/null
-	cmp a.tns b.tns
-	! cmp -s a.tns c.tns
+	same_but_ids a.tns b.tns
+	! same_but_ids a.tns c.tns 2> /dev/null
 	$PY -c 'from load import *; assert load("a.tns")[3]["seeded"] == "true"'
 }
 

@@ -22,3 +22,41 @@ synopsis_matches() {
 	help=$("$tool" --help | sed -n '/^usage:/,/^$/p' | sed 's/^usage://' | tr -s ' \n' ' ' | sed 's/^ //;s/ $//')
 	[ "$man" = "$help" ] || { echo "man:  $man"; echo "help: $help"; return 1; }
 }
+
+# same_but_ids A B: the streams A and B hold the same tensors (each one's
+# bytes, through tns to-npy) and the same metadata up to the release ids,
+# which are fresh on every run, seeded or not (formats/tensor-stream.md
+# 10.1, rule 4).  For "the same seed gives the same output".
+same_but_ids() {
+	"$PY" - "$1" "$2" <<'PYEOF'
+import json, subprocess, sys
+def info(path):
+    j = json.loads(subprocess.run(["tns", "info", "--format", "json", path],
+        check=True, capture_output=True).stdout)
+    m = j["metadata"]
+    ids = {k.split(".")[2] for k in m if k.startswith("dp.release.")}
+    def body(i):
+        p = "dp.release.%s." % i
+        return json.dumps(sorted((k[len(p):], v) for k, v in m.items()
+            if k.startswith(p) and k[len(p):] != "sanitizes"))
+    name = {i: "ID%d" % n for n, i in enumerate(sorted(ids, key=body))}
+    del j["file"], j["xxh64"]
+    text = json.dumps(j, sort_keys=True)
+    for i, r in name.items():
+        text = text.replace(i, r)
+    j = json.loads(text)
+    for g in j.get("ledger", {}).values():
+        if isinstance(g, list):
+            g.sort(key=lambda x: json.dumps(x, sort_keys=True))
+    data = [subprocess.run(["tns", "to-npy", "-f", "--tensor", t["name"], path],
+        check=True, capture_output=True).stdout for t in j["tensors"]]
+    return j, data
+a, b = info(sys.argv[1]), info(sys.argv[2])
+if a[0] != b[0]:
+    x, y = (json.dumps(v[0], sort_keys=True) for v in (a, b))
+    n = next(k for k in range(min(len(x), len(y))) if x[k] != y[k])
+    sys.exit("metadata differ at: %s | %s" % (x[n - 40:n + 80], y[n - 40:n + 80]))
+if a[1] != b[1]:
+    sys.exit("tensor data differ")
+PYEOF
+}

@@ -432,12 +432,19 @@ mknpy() {
 	cmp got want
 }
 
-@test "tns split with the same seed gives the same bytes" {
+@test "tns split with the same seed gives the same rows, in a new split" {
 	mkdir a b
 	(cd a && tns split --parts 2 --seed 99 ../x.tns)
 	(cd b && tns split --parts 2 --seed 99 ../x.tns)
-	cmp a/part-0.tns b/part-0.tns
-	cmp a/part-1.tns b/part-1.tns
+	for i in 0 1; do
+		tns to-csv -o a$i.csv a/part-$i.tns
+		tns to-csv -o b$i.csv b/part-$i.tns
+		cmp a$i.csv b$i.csv
+		# split.parent and split.id are fresh on every run: parts of
+		# two runs must not pass for parts of one split.
+		[ "$(json_get <(tns info --format json a/part-$i.tns) 'j["metadata"]["split.parent"]')" != \
+		  "$(json_get <(tns info --format json b/part-$i.tns) 'j["metadata"]["split.parent"]')" ]
+	done
 }
 
 @test "tns split without --seed draws a fresh permutation from getrandom" {
@@ -454,8 +461,8 @@ mknpy() {
 	[[ $output == *'"split.seed_source":"getrandom"'* ]]
 }
 
-@test "tns split records the part, the seed source and the parent digest" {
-	tns meta set -i x.tns -o n.tns data.name=demo
+@test "tns split records the part, the seed source and a random parent, not a digest" {
+	tns meta set --unsafe-ledger -i x.tns -o n.tns data.name=demo dp.raw.demo=row-local
 	tns split --parts 3 --seed 1 --prefix p- n.tns
 	run -0 tns info --format json n.tns
 	echo "$output" > n.json
@@ -464,7 +471,23 @@ mknpy() {
 	[ "$(json_get p.json 'j["metadata"]["split.part"]')" = 1/3 ]
 	[ "$(json_get p.json 'j["metadata"]["split.seed_source"]')" = seed ]
 	[ "$(json_get p.json 'j["metadata"]["data.name"]')" = demo ]
-	[ "$(json_get p.json 'j["metadata"]["split.parent"]')" = "$(json_get n.json 'j["xxh64"]')" ]
+	# fails on 7b23f82: split.parent was the XXH64 of the input, so
+	# anyone knowing the other rows could test one row's membership.
+	parent=$(json_get p.json 'j["metadata"]["split.parent"]')
+	[[ $parent =~ ^[0-9a-f]{16}$ ]]
+	[ "$parent" != "$(json_get n.json 'j["xxh64"]')" ]
+	[ "$(json_get <(tns info --format json p-0.tns) 'j["metadata"]["split.parent"]')" = "$parent" ]
+	# Nor is the input's digest in prov.input.0.xxh64: it is protected.
+	run -0 tns info --format json p-1.tns
+	refute_output --partial "$(json_get n.json 'j["xxh64"]')"
+	refute_output --partial '"prov.input.0.xxh64"'
+	assert_output --partial '"prov.input.0.name":"n.tns"'
+	# An input without raw marks keeps its digest.
+	tns split --parts 3 --seed 1 --prefix q- x.tns
+	run -0 tns info --format json x.tns
+	echo "$output" > x.json
+	run -0 tns info --format json q-0.tns
+	assert_output --partial "\"prov.input.0.xxh64\":\"$(json_get x.json 'j["xxh64"]')\""
 }
 
 @test "tns split --fractions floors the sizes and gives the remainder to the last part" {

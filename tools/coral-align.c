@@ -842,9 +842,9 @@ main(int argc, char **argv)
 	in = cli_open_in(argc ? argv[0] : NULL, &label);
 	w = cli_writer(cli_out_open(o.output, o.force), o.level);
 	covs_load(&cs);
-	cli_prov_input(&prov, 0, cs.label, cs.digest);
+	cli_prov_input(&prov, 0, cs.label, cs.digest, &cs.meta);
 	covs_load(&ct);
-	cli_prov_input(&prov, 1, ct.label, ct.digest);
+	cli_prov_input(&prov, 1, ct.label, ct.digest, &ct.meta);
 	covs_match(&cs, &ct);
 
 	/* The maps, formed once; then the covariances are not needed. */
@@ -894,7 +894,8 @@ main(int argc, char **argv)
 	check_taint(ts_reader_meta(r), &cs);
 	check_taint(ts_reader_meta(r), &ct);
 	cli_prov(&meta);
-	cli_prov_input(&prov, 2, label, ts_reader_digest(r));
+	cli_prov_input(&prov, 2, label, ts_reader_digest(r),
+	    ts_reader_meta(r));
 	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
 		cli_die(EX_OSERR, "out of memory");
 	if ((rc = ts_write_meta(w, &meta)) != 0 ||

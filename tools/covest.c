@@ -1927,14 +1927,17 @@ main(int argc, char **argv)
 	/* The stream metadata: ledgers of every input, the release, the
 	 * provenance; written last, after the tensors. */
 	cli_inherit(&meta, ts_reader_meta(r), label);
-	cli_prov_input(&prov, nin++, label, ts_reader_digest(r));
+	cli_prov_input(&prov, nin++, label, ts_reader_digest(r),
+	    ts_reader_meta(r));
 	if (rm) {
 		dpcli_inherit_side(&meta, ts_reader_meta(rm), mlabel);
-		cli_prov_input(&prov, nin++, mlabel, ts_reader_digest(rm));
+		cli_prov_input(&prov, nin++, mlabel, ts_reader_digest(rm),
+		    ts_reader_meta(rm));
 	}
 	if (rs) {
 		dpcli_inherit_side(&meta, ts_reader_meta(rs), slabel);
-		cli_prov_input(&prov, nin++, slabel, ts_reader_digest(rs));
+		cli_prov_input(&prov, nin++, slabel, ts_reader_digest(rs),
+		    ts_reader_meta(rs));
 	}
 	/* The partition of from: may have been chosen on that stream's
 	 * release (select): the output depends on it, so its ledger comes
@@ -1942,7 +1945,8 @@ main(int argc, char **argv)
 	 * it). */
 	if (rf) {
 		dpcli_inherit_side(&meta, ts_reader_meta(rf), flabel);
-		cli_prov_input(&prov, nin++, flabel, ts_reader_digest(rf));
+		cli_prov_input(&prov, nin++, flabel, ts_reader_digest(rf),
+		    ts_reader_meta(rf));
 	}
 	/* Every other dataset whose rows are in X is now aggregated
 	 * without protection. */

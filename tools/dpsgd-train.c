@@ -2386,24 +2386,24 @@ main(int argc, char **argv)
 	    "domain")) != 0))
 		cli_wdie(w, rc);
 	cli_inherit(&meta, &tr.meta, label);
-	cli_prov_input(&prov, nin++, label, tr.digest);
+	cli_prov_input(&prov, nin++, label, tr.digest, &tr.meta);
 	if (o.dann || o.adapt == ADAPT_ASSOC) {
 		cli_inherit(&meta, &tg.meta, tlabel);
-		cli_prov_input(&prov, nin++, tlabel, tg.digest);
+		cli_prov_input(&prov, nin++, tlabel, tg.digest, &tg.meta);
 	}
 	if (o.adapt == ADAPT_GMM) {
 		/* The samples are post-processing of a (DP) mixture: their
 		 * release entries come along, any raw mark as aggregate. */
 		dpcli_inherit_side(&meta, &sf.meta, slabel);
-		cli_prov_input(&prov, nin++, slabel, sf.digest);
+		cli_prov_input(&prov, nin++, slabel, sf.digest, &sf.meta);
 	}
 	if (o.init != NULL) {
 		dpcli_inherit_side(&meta, &initmeta, ilabel);
-		cli_prov_input(&prov, nin++, ilabel, idigest);
+		cli_prov_input(&prov, nin++, ilabel, idigest, &initmeta);
 	}
 	if (t.va != NULL) {
 		dpcli_inherit_side(&meta, &va.meta, vlabel);
-		cli_prov_input(&prov, nin++, vlabel, va.digest);
+		cli_prov_input(&prov, nin++, vlabel, va.digest, &va.meta);
 	}
 	/* Rows of datasets that are not protected here now feed an
 	 * aggregate (the model): every raw mark but those of the protected

@@ -839,7 +839,8 @@ finish(struct out *ou, struct infile **inputs, int ninputs, const char *what)
 		tensor_free(&t);
 	}
 	for (int i = 0; i < ninputs; i++)
-		cli_prov_input(&m, i, infile_label(inputs[i]), infile_digest(inputs[i]));
+		cli_prov_input(&m, i, infile_label(inputs[i]),
+		    infile_digest(inputs[i]), NULL);
 	if ((rc = ts_write_meta(ou->w, &m)) != 0 ||
 	    (rc = ts_writer_finish(ou->w)) != 0)
 		cli_wdie(ou->w, rc);

@@ -1219,7 +1219,8 @@ sample_main(int argc, char **argv)
 	{
 		struct ts_meta prov = { 0 };
 		cli_prov(&meta);
-		cli_prov_input(&prov, 0, mlabel, ts_reader_digest(r));
+		cli_prov_input(&prov, 0, mlabel, ts_reader_digest(r),
+		    ts_reader_meta(r));
 		if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
 			cli_die(EX_OSERR, "out of memory");
 		ts_meta_free(&prov);
@@ -1688,10 +1689,12 @@ main(int argc, char **argv)
 
 	/* The stream metadata: ledgers, the release, the model, provenance. */
 	cli_inherit(&meta, ts_reader_meta(r), label);
-	cli_prov_input(&prov, nin++, label, ts_reader_digest(r));
+	cli_prov_input(&prov, nin++, label, ts_reader_digest(r),
+	    ts_reader_meta(r));
 	if (ri) {
 		dpcli_inherit_side(&meta, ts_reader_meta(ri), ilabel);
-		cli_prov_input(&prov, nin++, ilabel, ts_reader_digest(ri));
+		cli_prov_input(&prov, nin++, ilabel, ts_reader_digest(ri),
+		    ts_reader_meta(ri));
 	}
 	dpcli_aggregate_others(&meta, dataset, label);
 	if (o.dp)

@@ -275,8 +275,14 @@ model_part(const struct ts_meta *m, const char *dataset, const char *label,
 	case PART_OK:
 		break;
 	case PART_NONE:
-	case PART_MIXED:
 		return;
+	case PART_MIXED:
+		s = ts_meta_get(m, PART_MIXED_BY);
+		cli_die(EX_DATAERR, "%s: split.part is '%s' (made so by %s): "
+		    "the model derives from several parts, or from the whole "
+		    "dataset without privacy: each model must depend on one "
+		    "part only (and on DP releases), or on no split at all",
+		    label, SPLIT_MIXED, s != NULL ? s : "an input");
 	case PART_BAD:
 		cli_die(EX_DATAERR, "%s: split.part '%s' is not i/n with i < n",
 		    label, ts_meta_get(m, "split.part"));
@@ -1022,7 +1028,7 @@ main(int argc, char **argv)
 	for (size_t i = 0; i < nm; i++) {
 		ts_meta_free(&in);
 		read_model(argv[i], &models[i], &in, &digest, &label);
-		cli_prov_input(&prov, (int)i, label, digest);
+		cli_prov_input(&prov, (int)i, label, digest, &in);
 		model_arch(&models[i], arch, sizeof arch);
 		if (i == 0) {
 			memcpy(arch0, arch, sizeof arch);
@@ -1057,7 +1063,7 @@ main(int argc, char **argv)
 	}
 	if (o.test != NULL) {
 		read_test(o.test, &tset, &tmeta, dataset, &digest, &tlabel);
-		cli_prov_input(&prov, (int)nm, tlabel, digest);
+		cli_prov_input(&prov, (int)nm, tlabel, digest, &tmeta);
 		if (tset.d != model_inputs(&models[0]))
 			cli_die(EX_DATAERR, "%s: %zu features, the models take "
 			    "%zu", tlabel, tset.d, model_inputs(&models[0]));

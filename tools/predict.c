@@ -423,9 +423,24 @@ main(int argc, char **argv)
 				cli_die(EX_OSERR, "out of memory");
 		}
 	}
-	cli_inherit(&meta, &mmeta, mlabel);
-	cli_prov_input(&prov, 0, label, ts_reader_digest(r));
-	cli_prov_input(&prov, 1, mlabel, mdigest);
+	/* The model's split.* keys are copied as they are (a mixed model
+	 * stays mixed, naming what mixed it): the query rows' raw marks,
+	 * now in meta, must not count as the whole dataset against the
+	 * model's part. */
+	{
+		struct ts_meta mm = { 0 };
+		if (ts_meta_copy_except(&mm, &mmeta, "split.") != 0)
+			cli_die(EX_OSERR, "out of memory");
+		cli_inherit(&meta, &mm, mlabel);
+		ts_meta_free(&mm);
+		for (size_t i = 0; i < mmeta.n; i++)
+			if (strncmp(mmeta.kv[i].key, "split.", 6) == 0)
+				cli_meta_set(&meta, mmeta.kv[i].key,
+				    mmeta.kv[i].val);
+	}
+	cli_prov_input(&prov, 0, label, ts_reader_digest(r),
+	    ts_reader_meta(r));
+	cli_prov_input(&prov, 1, mlabel, mdigest, &mmeta);
 	if (o.kind == OUT_FEATURES)
 		rc = ts_meta_setf(&meta, "predict.output", "features:%zu",
 		    o.layer);

@@ -508,7 +508,7 @@ main(int argc, char **argv)
 	 * covariances, which arrive one by one. */
 	if (o.target == T_FILE) {
 		target_read(&tg, o.target_file);
-		cli_prov_input(&prov, nin++, tg.label, tg.digest);
+		cli_prov_input(&prov, nin++, tg.label, tg.digest, &tg.meta);
 	}
 	r = cli_reader(in, label);
 	while ((rc = ts_read_next(r, &hdr)) == 1) {
@@ -545,7 +545,8 @@ main(int argc, char **argv)
 	if (o.target == T_FILE)
 		cli_inherit(&meta, &tg.meta, tg.label);
 	cli_prov(&meta);
-	cli_prov_input(&prov, nin, label, ts_reader_digest(r));
+	cli_prov_input(&prov, nin, label, ts_reader_digest(r),
+	    ts_reader_meta(r));
 	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
 		cli_die(EX_OSERR, "out of memory");
 	if ((rc = ts_write_meta(w, &meta)) != 0 ||

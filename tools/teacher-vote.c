@@ -70,7 +70,9 @@ struct votes {
 struct part {
 	const char *label;
 	struct split_part sp;		/* split.part, split.parent, split.id */
+	int predicted;			/* written by predict */
 	char *queries;			/* predict's prov.input.0.xxh64 */
+	char *qraw;			/* predict.raw.* as "key=value;..." */
 };
 
 /* The samplers of a run. */
@@ -480,6 +482,29 @@ teacher_dataset(const struct ts_meta *m, const char *given,
 	    "several datasets are marked 'aggregate'");
 }
 
+/* The raw marks of the queries a teacher answered (predict.raw.*), as
+ * one string to compare. */
+static char *
+query_marks(const struct ts_meta *m)
+{
+	size_t len = 1;
+	char *s;
+
+	for (size_t i = 0; i < m->n; i++)
+		if (strncmp(m->kv[i].key, "predict.raw.", 12) == 0)
+			len += strlen(m->kv[i].key) + strlen(m->kv[i].val) + 2;
+	s = cli_malloc(len);
+	*s = '\0';
+	for (size_t i = 0; i < m->n; i++)
+		if (strncmp(m->kv[i].key, "predict.raw.", 12) == 0) {
+			strcat(s, m->kv[i].key + 12);
+			strcat(s, "=");
+			strcat(s, m->kv[i].val);
+			strcat(s, ";");
+		}
+	return s;
+}
+
 /* Check one teacher stream and record its partition. */
 static void
 teacher_part(const struct ts_meta *m, const char *dataset,
@@ -514,10 +539,13 @@ teacher_part(const struct ts_meta *m, const char *dataset,
 		    "teachers must be trained on disjoint parts from tns "
 		    "split", label);
 	case PART_MIXED:
-		cli_die(EX_DATAERR, "%s: split.part is '%s': the teacher "
-		    "derives from several parts or splits, which overlap the "
-		    "others: each teacher must be trained on one part",
-		    label, SPLIT_MIXED);
+		s = ts_meta_get(m, PART_MIXED_BY);
+		cli_die(EX_DATAERR, "%s: split.part is '%s' (made so by %s): "
+		    "the teacher derives from several parts, or from the whole "
+		    "dataset without privacy, so one record can move several "
+		    "teachers: each teacher must depend on one part only (and "
+		    "on DP releases)", label, SPLIT_MIXED,
+		    s != NULL ? s : "an input");
 	case PART_BAD:
 		cli_die(EX_DATAERR, "%s: split.part '%s' is not i/n with "
 		    "i < n", label, ts_meta_get(m, "split.part"));
@@ -529,8 +557,10 @@ teacher_part(const struct ts_meta *m, const char *dataset,
 	}
 	p->label = label;
 	tool = ts_meta_get(m, "prov.tool");
-	p->queries = tool && strcmp(tool, "predict") == 0 ?
+	p->predicted = tool && strcmp(tool, "predict") == 0;
+	p->queries = p->predicted ?
 	    dup_or_null(ts_meta_get(m, "prov.input.0.xxh64")) : NULL;
+	p->qraw = query_marks(m);
 }
 
 /*
@@ -558,9 +588,9 @@ check_disjoint(struct part *p, size_t n)
 		break;
 	case PARTS_PARENT:
 		cli_die(EX_DATAERR, "%s and %s come from different "
-		    "data (split.parent %s and %s): teachers must be "
-		    "disjoint parts of one split", x->label, y->label,
-		    x->sp.parent, y->sp.parent);
+		    "splits (split.parent %s and %s), whose parts overlap: "
+		    "teachers must be disjoint parts of one split", x->label,
+		    y->label, x->sp.parent, y->sp.parent);
 	case PARTS_COUNT:
 		cli_die(EX_DATAERR, "%s and %s come from splits into %"
 		    PRIu64 " and %" PRIu64 " parts, which overlap: "
@@ -576,14 +606,28 @@ check_disjoint(struct part *p, size_t n)
 	default:
 		cli_die(EX_OSERR, "out of memory");
 	}
+	/* The same queries: the same digest where predict wrote one.  It
+	 * writes none of queries carrying a raw mark (section 10.2 of the
+	 * format: a digest of protected rows is a membership test); then
+	 * the queries must at least carry the same marks (and number, as
+	 * read).  With and without a digest, they differ. */
 	for (size_t t = 0; t < n; t++)
 		all_queries &= p[t].queries != NULL;
-	for (size_t t = 1; all_queries && t < n; t++)
-		if (strcmp(p[t].queries, p[0].queries) != 0)
+	for (size_t t = 1; t < n; t++) {
+		if (!p[0].predicted || !p[t].predicted)
+			continue;
+		if (all_queries && strcmp(p[t].queries, p[0].queries) != 0)
 			cli_die(EX_DATAERR, "%s and %s are predictions on "
 			    "different inputs (prov.input.0.xxh64 %s and %s): "
 			    "teachers must answer the same queries", p[0].label,
 			    p[t].label, p[0].queries, p[t].queries);
+		if ((p[t].queries == NULL) != (p[0].queries == NULL) ||
+		    strcmp(p[t].qraw, p[0].qraw) != 0)
+			cli_die(EX_DATAERR, "%s and %s are predictions on "
+			    "different inputs (their raw marks differ: '%s' and "
+			    "'%s'): teachers must answer the same queries",
+			    p[0].label, p[t].label, p[0].qraw, p[t].qraw);
+	}
 	if (rc == PARTS_SAME)
 		cli_die(EX_DATAERR, "%s and %s were trained on the same "
 		    "part %" PRIu64 "/%" PRIu64 ": teachers must be "
@@ -1200,7 +1244,7 @@ main(int argc, char **argv)
 		    "prediction streams: the smooth sensitivity of Papernot et "
 		    "al. (2018) is for a fixed number of teachers (replace-one "
 		    "neighbours), not for a votes tensor (add-remove)", label);
-	cli_prov_input(&prov, 0, label, digest);
+	cli_prov_input(&prov, 0, label, digest, &in);
 	if (mode == 1) {
 		if (v.n == 0)
 			cli_die(EX_DATAERR, "%s: tensor 'votes' has no teachers",
@@ -1216,7 +1260,8 @@ main(int argc, char **argv)
 				ts_meta_free(&in);
 				(void)read_input(paths[t], &v, &in, &digest,
 				    &label, 0);
-				cli_prov_input(&prov, (int)t, label, digest);
+				cli_prov_input(&prov, (int)t, label, digest,
+				    &in);
 			}
 			if (dataset == NULL) {
 				/* A copy: in is freed for the next teacher. */
@@ -1313,6 +1358,7 @@ main(int argc, char **argv)
 	for (size_t t = 0; parts != NULL && t < npaths; t++) {
 		part_free(&parts[t].sp);
 		free(parts[t].queries);
+		free(parts[t].qraw);
 	}
 	free(parts);
 	free(paths);

@@ -12,6 +12,7 @@
 #include "ck.h"
 #include "cli.h"
 #include "csvin.h"
+#include "rng.h"
 #include "tensor.h"
 #include "tstream.h"
 
@@ -197,7 +198,8 @@ input_done(struct ts_reader *r, FILE *in, const char *label, int idx,
     struct ts_meta *meta, struct ts_meta *prov)
 {
 	cli_inherit(meta, ts_reader_meta(r), label);
-	cli_prov_input(prov, idx, label, ts_reader_digest(r));
+	cli_prov_input(prov, idx, label, ts_reader_digest(r),
+	    ts_reader_meta(r));
 	ts_reader_close(r);
 	cli_close_in(in);
 }
@@ -1263,7 +1265,7 @@ cmd_split(struct opts *o, int argc, char **argv)
 	struct names all = { 0 }, want = { 0 };
 	uint64_t rows = 0, seed, *perm, *size, start = 0, digest;
 	const char *seed_source;
-	uint64_t split_id;
+	uint64_t parent, split_id;
 	int width = 1, rc;
 
 	one_operand(argc, "split");
@@ -1347,13 +1349,21 @@ cmd_split(struct opts *o, int argc, char **argv)
 		size[nparts - 1] = rows - used;
 	}
 	perm = permutation(rows, seed);
-	/* One id per run, the same in every part: two splits of one parent
-	 * into the same number of parts overlap unless they share it
-	 * (teacher-vote checks).  It derives from the permutation's key,
-	 * so it is random unless --seed is given. */
+	/* The split's identity, the same in every part and fresh on every
+	 * run, seeded or not: parts of two runs may overlap (teacher-vote
+	 * and kde-publish check).  Random, never a digest of the input: an
+	 * unkeyed digest of the rows would let anyone who knows the other
+	 * records test whether one was in them (tensor-stream.md, 10.2). */
 	{
-		uint64_t key[3] = { seed, digest, nparts };
-		split_id = ts_xxh64(key, sizeof key, UINT64_C(0x73706c6974));
+		unsigned char b[16];
+		if (rng_entropy(b, sizeof b) != 0)
+			cli_die(EX_OSERR, "no secure randomness: %s",
+			    strerror(errno));
+		parent = split_id = 0;
+		for (int k = 0; k < 8; k++) {
+			parent |= (uint64_t)b[k] << (8 * k);
+			split_id |= (uint64_t)b[8 + k] << (8 * k);
+		}
 	}
 	for (size_t x = nparts - 1; x >= 10; x /= 10)
 		width++;
@@ -1403,12 +1413,12 @@ cmd_split(struct opts *o, int argc, char **argv)
 		if (ts_meta_setf(&meta, "split.part", "%zu/%zu", i, nparts) ||
 		    ts_meta_set(&meta, "split.seed_source", seed_source) ||
 		    ts_meta_setf(&meta, "split.parent", "%016llx",
-		    (unsigned long long)digest) ||
+		    (unsigned long long)parent) ||
 		    ts_meta_setf(&meta, "split.id", "%016llx",
 		    (unsigned long long)split_id))
 			cli_die(EX_OSERR, "out of memory");
 		cli_prov(&meta);
-		cli_prov_input(&prov, 0, label, digest);
+		cli_prov_input(&prov, 0, label, digest, ts_reader_meta(r));
 		if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
 			cli_die(EX_OSERR, "out of memory");
 		if ((rc = ts_write_meta(w, &meta)) != 0 ||
@@ -1688,7 +1698,7 @@ cmd_from_csv(struct opts *o, int argc, char **argv)
 		cli_wdie(w, rc);
 	tensor_free(&t);
 	csvin_close(c);
-	cli_prov_input(&prov, 0, label, infile_digest(in));
+	cli_prov_input(&prov, 0, label, infile_digest(in), NULL);
 	if (o->verbose)
 		fprintf(stderr, "%s: %s: %llu rows of %zu columns\n", cli_prog(),
 		    label, (unsigned long long)nrows, ncols);
@@ -1965,7 +1975,7 @@ cmd_from_npy(struct opts *o, int argc, char **argv)
 	if ((rc = ts_write_end(w)) != 0)
 		cli_wdie(w, rc);
 	tensor_free(&t);
-	cli_prov_input(&prov, 0, label, infile_digest(in));
+	cli_prov_input(&prov, 0, label, infile_digest(in), NULL);
 	cli_infile_close(in);
 	finish_stream(w, &meta, &prov);
 	ts_meta_free(&prov);
