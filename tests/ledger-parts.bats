@@ -17,7 +17,7 @@ setup_file() {
 	# without privacy on part 4, and one trained with DP on every row.
 	dpsgd-train -q --no-dp --classes 3 --epochs 5 -S 1 -o base.tns blobs.tns 2>/dev/null
 	dpsgd-train -q --no-dp --classes 3 --epochs 5 -S 1 -o base4.tns part-4.tns 2>/dev/null
-	dpsgd-train -q -e 1 -d 1e-5 --classes 3 --epochs 2 --batch 8 -o dpbase.tns blobs.tns
+	dpsgd-train -q -e 1 -d 1e-5 --classes 3 --epochs 2 --batch 8 --public-records 60 -o dpbase.tns blobs.tns
 	# Covariances of every row: without privacy, and with DP; the
 	# target's from public rows.
 	covest -q --sigma 0 --clip 10 -o cov0.tns blobs.tns 2>/dev/null
@@ -143,7 +143,7 @@ print("ok")'
 	featurize -q --label label --dataset blobs -o d2.tns less.csv
 	featurize -q --label label --dataset blobs -o d.tns "$DATA/dpsgd/blobs.csv"
 	covest -q -e 1 -d 1e-5 --clip 10 -o c.tns d.tns
-	dpsgd-train -q -e 1 -d 1e-5 --classes 3 --epochs 1 --batch 8 -o m.tns d.tns
+	dpsgd-train -q -e 1 -d 1e-5 --classes 3 --epochs 1 --batch 8 --public-records 60 -o m.tns d.tns
 	tns split -q --parts 2 -S 3 --prefix s- d.tns
 	run -0 "$PY" - "$DATA/dpsgd/blobs.csv" less.csv d.tns d2.tns -- \
 		c.tns m.tns s-0.tns s-1.tns d.tns <<'EOF'
