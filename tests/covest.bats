@@ -751,19 +751,19 @@ print(",".join(map(str, r)))' $feats > row.csv
 	covest -q --sigma 0 --clip 12 -o agg.tns x.tns
 	tns to-npy --tensor cov/0 -o agg.npy agg.tns
 	tns from-npy --name X -o back.tns agg.npy
-	run -65 --separate-stderr covest -q -e 1 -d 1e-6 --clip 12 --dataset cv back.tns -o o.tns
-	[ ! -e o.tns ]
+	run -65 --separate-stderr covest -q -e 1 -d 1e-6 --clip 12 --dataset cv back.tns -o lo.tns
+	[ ! -e lo.tns ]
 	[[ $stderr == "covest: back.tns: of unknown provenance (dp.provenance)"*"--assume-raw"* ]]
 	run -1 --separate-stderr rdp-account ledger --budget 10 --delta 1e-5 back.tns
 	[[ $stderr == *"unknown provenance"* ]]
 	# A side input of unknown provenance cannot be declared.
-	run -65 --separate-stderr covest -q -e 1 -d 1e-6 --clip 12 --mean mean.tns --dataset cv --assume-raw back.tns -o o.tns
+	run -65 --separate-stderr covest -q -e 1 -d 1e-6 --clip 12 --mean mean.tns --dataset cv --assume-raw back.tns -o lo.tns
 	[[ $stderr == "covest: mean.tns: of unknown provenance"* ]]
 	# The honest version: the user declares the rows, and the ledger says so.
-	run -0 --separate-stderr covest -q -e 1 -d 1e-6 --clip 12 --dataset cv --assume-raw back.tns -o o.tns
-	run -0 $PY -c 'from load import load; T, M, S, E = load("o.tns"); print(E["assumed_raw"], E["dataset"], "dp.provenance" in S)'
+	run -0 --separate-stderr covest -q -e 1 -d 1e-6 --clip 12 --dataset cv --assume-raw back.tns -o lo.tns
+	run -0 $PY -c 'from load import load; T, M, S, E = load("lo.tns"); print(E["assumed_raw"], E["dataset"], "dp.provenance" in S)'
 	[ "$output" = "true cv False" ]
-	run -0 --separate-stderr rdp-account ledger --budget 10 --delta 1e-5 o.tns
+	run -0 --separate-stderr rdp-account ledger --budget 10 --delta 1e-5 lo.tns
 	assert_output --partial "assumed raw     yes (declared by the user: --assume-raw)"
 	# --assume-raw needs --dataset and an input of unknown provenance.
 	run -64 --separate-stderr covest -q -e 1 -d 1e-6 --clip 12 --assume-raw back.tns

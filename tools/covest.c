@@ -139,14 +139,14 @@ usage(int status)
 
 	fputs("usage: covest [-fqVv] [-d delta] [-e epsilon] [-o file] "
 	    "[-S seed]\n"
-	    "              [--assume-raw] [--audit-repeat n] [--calibration method] "
-	    "[--clip bound]\n"
-	    "              [--count-public n] [--dataset name] [--level level]\n"
-	    "              [--mean how] [--neighbours relation] "
-	    "[--select-on file]\n"
-	    "              [--sigma multiplier] [--split weights] "
-	    "[--subspaces how]\n"
-	    "              [--tensor name] [file]\n", fp);
+	    "              [--assume-raw] [--audit-repeat n] "
+	    "[--calibration method]\n"
+	    "              [--clip bound] [--count-public n] [--dataset name]\n"
+	    "              [--level level] [--mean how] [--neighbours relation]\n"
+	    "              [--select-on file]"
+	    " [--sigma multiplier] [--split weights]\n"
+	    "              [--subspaces how]"
+	    " [--tensor name] [file]\n", fp);
 	if (status == 0)
 		fputs("\n"
 		    "  -d, --delta D          delta of (epsilon, delta)-DP\n"
