@@ -579,8 +579,10 @@ cli_prov_input(struct ts_meta *m, int idx, const char *label, uint64_t digest,
 		cli_die(EX_OSERR, "out of memory");
 	/* An unkeyed digest of protected bytes is a membership test: with
 	 * the other records and the command line, anyone can hash D and D'
-	 * and compare (tensor-stream.md, section 10.2). */
-	if (src == NULL || ledger_has_raw(src))
+	 * and compare (tensor-stream.md, section 10.2).  Rows of unknown
+	 * provenance may be raw records too. */
+	if (src == NULL || ledger_has_raw(src) ||
+	    ts_meta_get(src, "dp.provenance") != NULL)
 		return;
 	snprintf(key, sizeof key, "prov.input.%d.xxh64", idx);
 	if (ts_meta_setf(m, key, "%016llx", (unsigned long long)digest) != 0)

@@ -35,17 +35,64 @@ dpcli_rng(const char *seed_opt, const char *work_item)
 	return r;
 }
 
+/* The dataset of --dataset NAME --assume-raw: the user declares that the
+ * main input's rows, of unknown provenance, are raw records of it, one
+ * per row.  Empty when not declared.  One per process, like the program
+ * name of cli.c: a tool protects one main input. */
+static char assumed[LEDGER_MAX_NAME + 1];
+
+#define UNKNOWN_HINT "imported by tns from-csv or from-npy, which carry no " \
+	"ledger, its rows could be anything (a model fitted without privacy, " \
+	"the output of earlier releases); if they are raw records of one " \
+	"dataset, one record a row, declare it with --dataset NAME " \
+	"--assume-raw (covest, gmm-fit, dpsgd-train), or import raw data " \
+	"with featurize --dataset NAME"
+
+void
+dpcli_assume_raw(const char *dataset)
+{
+	const char *bad;
+
+	if (dataset == NULL)
+		cli_usage_error("--assume-raw needs --dataset NAME: the dataset "
+		    "whose raw records the rows are");
+	if ((bad = ledger_check_dataset(dataset)) != NULL)
+		cli_usage_error("invalid --dataset '%s': %s", dataset, bad);
+	snprintf(assumed, sizeof assumed, "%s", dataset);
+}
+
+/* The first input of unknown provenance that no declaration covers (a
+ * side input, or a main input under another name), for the refusal at
+ * release time: a run without a release may read such inputs, its
+ * output keeps the mark. */
+static char undeclared[256];
+
+static void
+note_unknown(const struct ts_meta *m, const char *label, int declared)
+{
+	if (ts_meta_get(m, LEDGER_PROVENANCE_KEY) != NULL && !declared &&
+	    undeclared[0] == '\0')
+		snprintf(undeclared, sizeof undeclared, "%s", label);
+}
+
 const char *
 dpcli_dataset(const struct ts_meta *in, const char *name, const char *label)
 {
 	const char *found = NULL, *bad;
-	int n = 0;
+	int n = 0, unknown = ts_meta_get(in, LEDGER_PROVENANCE_KEY) != NULL;
 
 	if (name != NULL) {
 		if ((bad = ledger_check_dataset(name)) != NULL)
 			cli_usage_error("invalid --dataset '%s': %s", name, bad);
+		if (strcmp(name, assumed) == 0 && !unknown)
+			cli_die(EX_DATAERR, "%s: --assume-raw: the input is not "
+			    "of unknown provenance (it has no %s key), so there "
+			    "is nothing to declare: drop --assume-raw", label,
+			    LEDGER_PROVENANCE_KEY);
+		note_unknown(in, label, strcmp(name, assumed) == 0);
 		return name;
 	}
+	note_unknown(in, label, 0);
 	for (size_t i = 0; i < in->n; i++)
 		if (strncmp(in->kv[i].key, "dp.raw.", 7) == 0) {
 			found = in->kv[i].key + 7;
@@ -56,6 +103,9 @@ dpcli_dataset(const struct ts_meta *in, const char *name, const char *label)
 		n = 1;
 	if (n == 1)
 		return found;
+	if (unknown)
+		cli_die(EX_DATAERR, "%s: of unknown provenance (%s): %s", label,
+		    LEDGER_PROVENANCE_KEY, UNKNOWN_HINT);
 	cli_die(EX_DATAERR, "%s: %s: name the protected dataset with --dataset",
 	    label, n == 0 ? "the input names no dataset (no dp.raw.* or "
 	    "data.name key)" : "the input derives from several datasets");
@@ -80,6 +130,7 @@ dpcli_entry(struct ledger_entry *e, struct rng *rng, const char *dataset,
 	snprintf(e->tool, sizeof e->tool, "%s", cli_prog());
 	e->relation = LEDGER_ADD_REMOVE;
 	e->seeded = rng_is_seeded(rng);
+	e->assumed_raw = assumed[0] != '\0' && strcmp(dataset, assumed) == 0;
 	e->epsilon = -1;
 }
 
@@ -89,6 +140,17 @@ dpcli_release(struct ts_meta *out, const struct ledger_entry *e)
 	char key[16 + LEDGER_MAX_NAME], err[256];
 	const char *mark;
 
+	/* No release from inputs of unknown provenance, but for the main
+	 * input the user declared (dpcli_dataset): that declaration, now
+	 * in the entry, replaces the mark. */
+	if (ts_meta_get(out, LEDGER_PROVENANCE_KEY) != NULL) {
+		if (undeclared[0] != '\0' || assumed[0] == '\0')
+			cli_die(EX_DATAERR, "%s: of unknown provenance (%s), so "
+			    "nothing was released: %s", undeclared[0] ?
+			    undeclared : "an input", LEDGER_PROVENANCE_KEY,
+			    UNKNOWN_HINT);
+		ts_meta_del(out, LEDGER_PROVENANCE_KEY);
+	}
 	if (ledger_put(out, e, err, sizeof err) != 0)
 		cli_die(EX_SOFTWARE, "ledger: %s", err);
 	snprintf(key, sizeof key, "dp.raw.%s", e->dataset);
@@ -116,6 +178,7 @@ dpcli_inherit_side(struct ts_meta *out, const struct ts_meta *src,
 	 * part, or without privacy on the whole dataset, ties the output to
 	 * records outside the output's part. */
 	cli_inherit_split(out, src, label);
+	note_unknown(src, label, 0);
 	for (size_t i = 0; i < src->n; i++) {
 		const char *k = src->kv[i].key;
 		if (strncmp(k, "dp.raw.", 7) == 0) {
@@ -191,6 +254,7 @@ dpcli_carry(struct ts_meta *out, const struct ts_meta *in,
 {
 	struct ts_meta tmp = { 0 };
 
+	note_unknown(in, label, 0);
 	for (size_t i = 0; i < in->n; i++) {
 		const char *k = in->kv[i].key;
 		if (strncmp(k, "split.", 6) == 0 || (skip_prefix != NULL &&

@@ -26,16 +26,31 @@ uint64_t dpcli_seed_arg(const char *arg);
  * secure randomness can be had. */
 struct rng *dpcli_rng(const char *seed_opt, const char *work_item);
 
+/* --assume-raw (with --dataset, given as dataset; NULL is a usage
+ * error): the user declares that the main input's rows, of unknown
+ * provenance (dp.provenance, formats/tensor-stream.md 10.1), are raw
+ * records of dataset, one per row.  dpcli_dataset then accepts such an
+ * input for that name, dpcli_entry marks the dataset's entry
+ * assumed_raw, and dpcli_release drops the dp.provenance mark.  Call
+ * after option parsing, before dpcli_dataset. */
+void dpcli_assume_raw(const char *dataset);
+
 /* The protected dataset of an input's stream metadata: the one dataset
  * with a dp.raw.<d> mark, else data.name.  Exit 65 (naming label) when
  * none or several candidates exist and name is NULL; when name is given
- * (--dataset), it is checked and returned. */
+ * (--dataset), it is checked and returned.  An input of unknown
+ * provenance (dp.provenance) is noted: dpcli_release refuses to release
+ * from it unless name is the dataset declared by dpcli_assume_raw (a run
+ * without a release may read it, its output keeps the mark); without a
+ * dataset name it is refused here.  The declaration is refused (exit 65)
+ * for an input whose provenance is known. */
 const char *dpcli_dataset(const struct ts_meta *in, const char *name,
     const char *label);
 
 /* Start a ledger entry: a fresh id from getrandom (never from rng, even
- * seeded), seeded flag from rng, the
- * dataset, mechanism, the tool name, add/remove neighbours, no cost yet. */
+ * seeded), seeded flag from rng, the dataset, mechanism, the tool name,
+ * add/remove neighbours, no cost yet, assumed_raw when dataset is the one
+ * declared by dpcli_assume_raw. */
 void dpcli_entry(struct ledger_entry *e, struct rng *rng, const char *dataset,
     const char *mechanism);
 
@@ -47,14 +62,19 @@ void dpcli_param(struct ledger_entry *e, const char *key, double v);
  * the inherited ledger): write the entry, drop the row-local raw mark of
  * the protected dataset (its rows are now released values), keep an
  * aggregate mark and warn that the release is not private for it (see
- * formats/tensor-stream.md, section 10.1.2).  Exit 65/71 on failure. */
+ * formats/tensor-stream.md, section 10.1.2).  A dp.provenance mark is
+ * dropped when the user declared the main input (dpcli_assume_raw) and
+ * no other input of unknown provenance was read; otherwise nothing is
+ * released (exit 65).  Exit 65/71 on failure. */
 void dpcli_release(struct ts_meta *out, const struct ledger_entry *e);
 
 /* The ledger of a side input whose every row the output depends on (a
  * public validation set, initial means, another stream's partition):
  * its partition merges as any input's (cli_inherit_split), its release
  * entries are merged, its raw marks become aggregate.  Exit 65 on a
- * conflict or a bad mark. */
+ * conflict or a bad mark.  A side input of unknown provenance
+ * (dp.provenance) cannot be declared: dpcli_release refuses to release
+ * from it. */
 void dpcli_inherit_side(struct ts_meta *out, const struct ts_meta *src,
     const char *label);
 
@@ -82,7 +102,8 @@ const char *dpcli_aggregate_dataset(const struct ts_meta *m, int *n);
 /* Merge an input's metadata into out (cli_inherit), less its split.*
  * keys (an output computed from several parts is not one of them), the
  * keys starting with skip_prefix (when not NULL) and the key drop (when
- * not NULL). */
+ * not NULL).  An input of unknown provenance (dp.provenance) is noted
+ * as a side input's is (dpcli_inherit_side). */
 void dpcli_carry(struct ts_meta *out, const struct ts_meta *in,
     const char *skip_prefix, const char *drop, const char *label);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ledger.h"
+#include "noise_fast.h"
 #include "rdp.h"
 
 __attribute__((format(printf, 3, 4))) static int
@@ -123,6 +124,14 @@ ledger_put(struct ts_meta *m, const struct ledger_entry *e, char *err,
 	rc |= put(m, e->id, "seeded", e->seeded ? "true" : "false");
 	if (e->data_dependent)
 		rc |= put(m, e->id, "data_dependent", "true");
+	if (e->assumed_raw)
+		rc |= put(m, e->id, "assumed_raw", "true");
+	if (e->tv > 0) {
+		snprintf(num, sizeof num, "%.17g", e->tv);
+		rc |= put(m, e->id, "tv", num);
+		snprintf(num, sizeof num, "%.17g", e->tv_epsilon);
+		rc |= put(m, e->id, "tv_epsilon", num);
+	}
 	if (e->epsilon >= 0) {
 		snprintf(num, sizeof num, "%.17g", e->epsilon);
 		rc |= put(m, e->id, "epsilon", num);
@@ -225,18 +234,23 @@ set_field(struct ledger_entry *e, const char *f, const char *v, char *err,
 		else
 			return lfail(err, errlen, "ledger entry %s: unknown "
 			    "neighbouring relation '%s'", id, v);
-	} else if (strcmp(f, "seeded") == 0 || strcmp(f, "data_dependent") == 0) {
+	} else if (strcmp(f, "seeded") == 0 || strcmp(f, "data_dependent") == 0
+	    || strcmp(f, "assumed_raw") == 0) {
 		int b = strcmp(v, "true") == 0;
 		if (!b && strcmp(v, "false") != 0)
 			return lfail(err, errlen, "ledger entry %s: %s must be "
 			    "true or false", id, f);
-		*(f[0] == 's' ? &e->seeded : &e->data_dependent) = b;
-	} else if (strcmp(f, "epsilon") == 0 || strcmp(f, "delta") == 0) {
+		*(f[0] == 's' ? &e->seeded : f[0] == 'a' ? &e->assumed_raw :
+		    &e->data_dependent) = b;
+	} else if (strcmp(f, "epsilon") == 0 || strcmp(f, "delta") == 0 ||
+	    strcmp(f, "tv") == 0 || strcmp(f, "tv_epsilon") == 0) {
 		double d;
-		if (parse_double(v, &d) != 0 || d < 0)
+		if (parse_double(v, &d) != 0 || d < 0 || (f[0] == 't' &&
+		    !isfinite(d)))
 			return lfail(err, errlen, "ledger entry %s: bad %s '%s'",
 			    id, f, v);
-		*(f[0] == 'e' ? &e->epsilon : &e->delta) = d;
+		*(f[0] == 'e' ? &e->epsilon : f[0] == 'd' ? &e->delta :
+		    f[2] == '\0' ? &e->tv : &e->tv_epsilon) = d;
 	} else if (strcmp(f, "orders") == 0) {
 		size_t n;
 		if (parse_list(v, e->orders, &n) != 0)
@@ -289,6 +303,8 @@ same_entry(const struct ledger_entry *a, const struct ledger_entry *b)
 	    strcmp(a->mechanism, b->mechanism) != 0 ||
 	    strcmp(a->tool, b->tool) != 0 || a->relation != b->relation ||
 	    a->seeded != b->seeded || a->data_dependent != b->data_dependent ||
+	    a->assumed_raw != b->assumed_raw || a->tv != b->tv ||
+	    a->tv_epsilon != b->tv_epsilon ||
 	    a->epsilon != b->epsilon || a->delta != b->delta ||
 	    a->norders != b->norders || a->params.n != b->params.n)
 		return 0;
@@ -348,6 +364,10 @@ ledger_parse(const struct ts_meta *m, struct ledger *out, char *err,
 				break;
 			}
 			rc = set_field(e, dot + 1, v, err, errlen);
+		} else if (strcmp(k, LEDGER_PROVENANCE_KEY) == 0) {
+			/* Any value: a stream whose provenance is not known
+			 * is not private, whatever a later writer meant. */
+			out->unknown = 1;
 		}
 		/* Other dp.* keys are reserved for later versions and are
 		 * carried through by tools without interpretation. */
@@ -427,13 +447,45 @@ ledger_free(struct ledger *l)
 	memset(l, 0, sizeof *l);
 }
 
+/* An entry's delta when the composition's epsilon is eps: its own, with
+ * the part that charges its TV distance raised from tv_epsilon to eps
+ * when eps is larger (noise_fast.h: an (eps, d)-DP mechanism run with
+ * noise within TV tau of the exact noise is (eps, d + (1 + e^eps) tau)-DP,
+ * and the tau of every release adds up, so the charge belongs at the
+ * epsilon of the whole composition).  NaN when it cannot be charged. */
+static double
+entry_delta(const struct ledger_entry *e, double eps)
+{
+	double c0, c1, rest;
+
+	if (!(e->tv > 0) || !(eps > e->tv_epsilon))
+		return e->delta;
+	c0 = noise_fast_delta_charge(e->tv_epsilon, e->tv);
+	c1 = noise_fast_delta_charge(eps, e->tv);
+	if (isnan(c0) || isnan(c1))
+		return NAN;
+	/* The rest of the entry's delta, if any, is kept: the subtraction
+	 * and the sum each round up by one step (c0 is what the writer
+	 * computed, so rest is exactly 0 for dpsgd-train). */
+	rest = e->delta - c0;
+	if (!(rest > 0))
+		return c1;
+	return nextafter(nextafter(rest + c1, INFINITY), INFINITY);
+}
+
+/* The fixed point of the TV charge: iterations at most, and the factor
+ * each new charge is raised by so that the iteration stops above the
+ * fixed point instead of creeping up to it. */
+#define TV_ITER 64
+#define TV_RAISE (1 + 0x1p-20)
+
 int
 ledger_total(const struct ledger *l, const char *dataset, double delta,
     int conv, struct ledger_total *t, char *err, size_t errlen)
 {
-	double orders[LEDGER_MAX_ORDERS], sum[LEDGER_MAX_ORDERS];
+	double orders[LEDGER_MAX_ORDERS], sum[LEDGER_MAX_ORDERS], charge;
 	size_t no = 0;
-	int first_rdp = 1;
+	int first_rdp = 1, has_tv = 0;
 
 	memset(t, 0, sizeof *t);
 	for (size_t i = 0; i < l->nraw; i++)
@@ -447,6 +499,8 @@ ledger_total(const struct ledger *l, const char *dataset, double delta,
 		t->releases++;
 		t->seeded |= e->seeded;
 		t->data_dependent |= e->data_dependent;
+		t->assumed_raw |= e->assumed_raw;
+		has_tv |= e->tv > 0;
 		if (t->relation && t->relation != e->relation)
 			t->mixed = 1;
 		t->relation = e->relation;
@@ -478,16 +532,48 @@ ledger_total(const struct ledger *l, const char *dataset, double delta,
 			    "RDP curves share no order", dataset);
 	}
 	t->norders = no;
-	t->delta_rdp = delta - t->delta_extra;
-	if (!first_rdp) {
-		if (!(t->delta_rdp > 0))
-			return lfail(err, errlen, "dataset %s: delta %g is not "
-			    "larger than the releases' own deltas (%g)", dataset,
-			    delta, t->delta_extra);
-		if (rdp_to_epsilon(orders, sum, no, t->delta_rdp, conv,
-		    &t->eps_rdp, &t->order) != 0)
-			return lfail(err, errlen, "dataset %s: cannot convert "
-			    "the RDP curve", dataset);
+	/* Convert at delta less the charges; with TV distances, charge
+	 * them at the epsilon that gives and convert again, until the
+	 * charges no longer grow: then delta_rdp + the charges at the
+	 * final epsilon is at most delta. */
+	charge = t->delta_extra;
+	for (int it = 0;; it++) {
+		double eps, next = 0;
+
+		t->delta_rdp = delta - charge;
+		t->delta_extra = charge;
+		if (!first_rdp) {
+			if (!(t->delta_rdp > 0))
+				return lfail(err, errlen, "dataset %s: delta %g "
+				    "is not larger than the releases' own "
+				    "deltas (%g)%s", dataset, delta, charge,
+				    t->tv_recharged ? ", their samplers' "
+				    "total variation charged at the composed "
+				    "epsilon" : "");
+			if (rdp_to_epsilon(orders, sum, no, t->delta_rdp,
+			    conv, &t->eps_rdp, &t->order) != 0)
+				return lfail(err, errlen, "dataset %s: cannot "
+				    "convert the RDP curve", dataset);
+		}
+		eps = t->eps_rdp + t->eps_basic;
+		if (!has_tv || !isfinite(eps))
+			break;
+		for (size_t i = 0; i < l->n; i++)
+			if (strcmp(l->e[i].dataset, dataset) == 0)
+				next += entry_delta(&l->e[i], eps);
+		if (isnan(next))
+			return lfail(err, errlen, "dataset %s: cannot charge "
+			    "the samplers' total variation at epsilon %g",
+			    dataset, eps);
+		if (next <= charge)
+			break;
+		if (it == TV_ITER)
+			return lfail(err, errlen, "dataset %s: the samplers' "
+			    "total variation charged at the composed epsilon "
+			    "(%g) does not settle below delta %g", dataset,
+			    eps, delta);
+		t->tv_recharged = 1;
+		charge = next * TV_RAISE;
 	}
 	t->epsilon = t->mixed ? INFINITY : t->eps_rdp + t->eps_basic;
 	return 0;

@@ -4,7 +4,10 @@
  *
  * A DP release is one entry, stored as keys dp.release.<id>.<field>
  * where <id> is 32 lowercase hex digits (128 random bits).  Raw-data
- * taint is dp.raw.<dataset> = "row-local" | "aggregate".  Composition is
+ * taint is dp.raw.<dataset> = "row-local" | "aggregate".  Rows imported
+ * from a format without a ledger carry dp.provenance = "unknown": nothing
+ * is known about them, and no accountant may call them private.
+ * Composition is
  * over the union of entries by id, so outputs derived from one release
  * (post-processing) are never counted twice.
  *
@@ -36,9 +39,17 @@ struct ledger_entry {
 	int relation;			/* enum ledger_rel */
 	int seeded;			/* noise from --seed: NOT private */
 	int data_dependent;		/* PATE data-dependent analysis */
+	int assumed_raw;		/* the rows were of unknown provenance;
+					 * the user declared them raw records
+					 * of the dataset (--assume-raw) */
 	double epsilon;			/* pure or (eps, delta) cost, or -1 */
 	double delta;			/* delta outside RDP (approximate
 					 * samplers, (eps, delta) entries) */
+	double tv;			/* total variation distance of an
+					 * approximate sampler's output from
+					 * the exact mechanism's, or 0 */
+	double tv_epsilon;		/* the epsilon at which delta charges
+					 * it: delta >= (1 + e^tv_epsilon) tv */
 	size_t norders;			/* 0: no RDP curve */
 	double orders[LEDGER_MAX_ORDERS];
 	double rdp[LEDGER_MAX_ORDERS];
@@ -55,7 +66,12 @@ struct ledger {
 	struct ledger_entry *e;
 	size_t nraw;
 	struct ledger_raw_mark *raw;
+	int unknown;			/* some stream had dp.provenance */
 };
+
+/* The key and value marking rows of unknown provenance. */
+#define LEDGER_PROVENANCE_KEY "dp.provenance"
+#define LEDGER_PROVENANCE_UNKNOWN "unknown"
 
 /* @return NULL if name is a valid dataset name, else a message. */
 const char *ledger_check_dataset(const char *name);
@@ -90,6 +106,7 @@ struct ledger_total {
 	size_t releases;	/* entries for the dataset */
 	int seeded;		/* some release used --seed: NOT private */
 	int data_dependent;	/* some release uses a data-dependent bound */
+	int assumed_raw;	/* some release's rows were declared raw */
 	int raw;		/* enum ledger_raw of the taint, or 0 */
 	int mixed;		/* add/remove and replace-one entries mixed */
 	int relation;		/* the relation when not mixed */
@@ -97,7 +114,9 @@ struct ledger_total {
 	double eps_rdp;		/* from the composed RDP curve, at delta_rdp */
 	double order;		/* its optimal order (0 without RDP entries) */
 	double eps_basic;	/* sum of epsilons of non-RDP entries */
-	double delta_extra;	/* sum of the entries' own deltas */
+	double delta_extra;	/* sum of the entries' own deltas, the TV
+				 * charges at the composed epsilon */
+	int tv_recharged;	/* some TV charge was raised to it */
 	double delta_rdp;	/* delta - delta_extra, used for the conversion */
 	double epsilon;		/* total: eps_rdp + eps_basic (inf if mixed) */
 };
@@ -105,9 +124,13 @@ struct ledger_total {
 /* Compose every entry of dataset: RDP curves summed at the orders common
  * to all of them and converted at delta minus the entries' own deltas
  * (conv: enum rdp_conv), plus basic composition of entries without RDP.
- * Seeded and data-dependent releases are counted and flagged, never
+ * An entry with a TV distance (tv > 0) is charged (1 + e^E) tv on delta
+ * at the composed epsilon E when E exceeds its tv_epsilon, iterated to a
+ * fixed point (more delta charged, less left for the conversion, larger
+ * E).  Seeded and data-dependent releases are counted and flagged, never
  * hidden.  @return 0, or -1 (delta not larger than the entries' own
- * deltas, no common order) with a message. */
+ * deltas, no common order, a TV charge that does not settle below delta)
+ * with a message. */
 int ledger_total(const struct ledger *l, const char *dataset, double delta,
     int conv, struct ledger_total *t, char *err, size_t errlen);
 /* Names of the datasets the ledger mentions (releases or raw marks), in

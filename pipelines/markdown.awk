@@ -2,7 +2,9 @@
 # table per method: a row per task, a column per epsilon (mean ± sd over
 # the repeats), then the published numbers of -v refs, then a mean row,
 # the largest epsilon accounted by rdp-account over the datasets and
-# tasks, and the mean wall time of a run.
+# tasks, whether the accuracies are private (results.tsv acc_private: "no"
+# when computed without privacy on rows of a protected dataset), and the
+# mean wall time of a run.
 #
 #   awk -v title=T [-v intro=FILE] [-v refs=FILE] [-v names=FILE] -f markdown.awk results.tsv
 #
@@ -55,6 +57,8 @@ NR == 1 {
 	wall[$2, $3] += $8
 	if ($9 != "private")
 		np[$2, $3] = 1
+	if ($10 != "yes")
+		accno[$2, $3] = 1
 	m = split($7, part, ",")
 	for (i = 1; i <= m; i++) {
 		split(part[i], dv, "=")
@@ -142,6 +146,13 @@ END {
 			row = row " | " ((mt, e) in np ? "NOT private" : \
 			    ((mt, e) in spent ? sprintf("%.3g", spent[mt, e]) : "-"))
 		}
+		for (j = 1; j <= nl; j++)
+			row = row " | "
+		print row " |"
+		row = "| accuracy private (rdp-account, predict)"
+		for (j = 1; j <= ne[mt]; j++)
+			row = row " | " ((mt, eps[mt, j]) in accno ? \
+			    "**no**: computed on protected rows" : "yes")
 		for (j = 1; j <= nl; j++)
 			row = row " | "
 		print row " |"

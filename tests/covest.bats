@@ -410,7 +410,7 @@ assert T["count"] == 42
 assert rel(T["cov/0"], np.cov(c, rowvar=False, bias=True)) < 1e-10
 EOF
 	# With noise the number of such rows is private: never shown.
-	run -0 --separate-stderr covest --sigma 1 --clip 12 --dataset cv nf.tns -o o.tns
+	run -0 --separate-stderr covest --sigma 1 --clip 12 --dataset cv --assume-raw nf.tns -o o.tns
 	[[ $stderr != *non-finite* ]]
 }
 
@@ -515,7 +515,7 @@ EOF
 	# threads.
 	$PY -c 'import numpy as np; np.save("w.npy", np.random.default_rng(5).standard_normal((10, 800)))'
 	tns from-npy --name X w.npy > w.tns
-	set -- --clip 3 --mean zero --count-public 10 --dataset w
+	set -- --clip 3 --mean zero --count-public 10 --dataset w --assume-raw
 	OPENBLAS_NUM_THREADS=1 covest -q --sigma 1 "$@" -S 3 w.tns > a.tns 2> /dev/null
 	OPENBLAS_NUM_THREADS=2 covest -q --sigma 1 "$@" -S 3 w.tns > b.tns 2> /dev/null
 	same_but_ids a.tns b.tns
@@ -859,4 +859,33 @@ print(",".join(map(str, r)))' $feats > row.csv
 	run -64 --separate-stderr covest --sigma 1 --clip 1 --subspaces random:2 --unsafe-test-miscalibrate per-block x.tns
 	refute_output
 	[[ $stderr == "covest: --unsafe-test-miscalibrate is refused unless PRIVADA_TEST_UNSAFE=1"* ]]
+}
+
+@test "rows laundered through to-npy and from-npy cannot pass for raw records" {
+	# Issue 13, item 5.  Fails on 7b23f82: the covariance computed without
+	# privacy came back from NPY without its ledger, covest --dataset cv
+	# released it as if its rows were raw records, and rdp-account
+	# --budget called the result private (exit 0).
+	covest -q --sigma 0 --clip 12 -o agg.tns x.tns
+	tns to-npy --tensor cov/0 -o agg.npy agg.tns
+	tns from-npy --name X -o back.tns agg.npy
+	run -65 --separate-stderr covest -q -e 1 -d 1e-6 --clip 12 --dataset cv back.tns -o lo.tns
+	[ ! -e lo.tns ]
+	[[ $stderr == "covest: back.tns: of unknown provenance (dp.provenance)"*"--assume-raw"* ]]
+	run -1 --separate-stderr rdp-account ledger --budget 10 --delta 1e-5 back.tns
+	[[ $stderr == *"unknown provenance"* ]]
+	# A side input of unknown provenance cannot be declared.
+	run -65 --separate-stderr covest -q -e 1 -d 1e-6 --clip 12 --mean mean.tns --dataset cv --assume-raw back.tns -o lo.tns
+	[[ $stderr == "covest: mean.tns: of unknown provenance"* ]]
+	# The honest version: the user declares the rows, and the ledger says so.
+	run -0 --separate-stderr covest -q -e 1 -d 1e-6 --clip 12 --dataset cv --assume-raw back.tns -o lo.tns
+	run -0 $PY -c 'from load import load; T, M, S, E = load("lo.tns"); print(E["assumed_raw"], E["dataset"], "dp.provenance" in S)'
+	[ "$output" = "true cv False" ]
+	run -0 --separate-stderr rdp-account ledger --budget 10 --delta 1e-5 lo.tns
+	assert_output --partial "assumed raw     yes (declared by the user: --assume-raw)"
+	# --assume-raw needs --dataset and an input of unknown provenance.
+	run -64 --separate-stderr covest -q -e 1 -d 1e-6 --clip 12 --assume-raw back.tns
+	[[ $stderr == *"--assume-raw needs --dataset NAME"* ]]
+	run -65 --separate-stderr covest -q -e 1 -d 1e-6 --clip 12 --dataset cv --assume-raw x.tns
+	[[ $stderr == *"drop --assume-raw"* ]]
 }

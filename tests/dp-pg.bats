@@ -44,9 +44,14 @@ setup() {
 	[ -x "$BIN/kde-publish" ] && want+=$'\nfmnist\tdp-pg\t1\t1\t0.00\tprivate\nfmnist\tdpsgd-matched\t1\t1\t0.00\tprivate'
 	[ "$output" = "$want" ]
 	run -0 head -1 "$OUT/results.tsv"
-	assert_output "task	method	epsilon	reps	accuracy	accuracy_sd	eps_spent	wall_s	verdict	epsilon_record	neighbours	mia_auc	mia_acc_half	mia_acc_best	mia_acc_mean	mia_acc_half_max_class	max_class"
+	assert_output "task	method	epsilon	reps	accuracy	accuracy_sd	eps_spent	wall_s	verdict	acc_private	epsilon_record	neighbours	mia_auc	mia_acc_half	mia_acc_best	mia_acc_mean	mia_acc_half_max_class	max_class"
 	[ -s "$OUT/results.md" ]
 	grep -q '^| dpsgd | 1 | ' "$OUT/results.md"
+	# Issue 13, item 11 (fails on 7b23f82): the test accuracies are
+	# computed without privacy on raw test rows, so every row says no.
+	run -0 awk -F '\t' 'NR > 1 { print $10 }' "$OUT/results.tsv"
+	refute_output --partial yes
+	grep -q '| \*\*no\*\* (test rows of a protected dataset) |' "$OUT/results.md"
 	$PY -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$OUT/mia-auc.svg"
 	$PY -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$OUT/accuracy-fmnist.svg"
 	[ "$(head -c 4 "$OUT/accuracy-fmnist.png" | tail -c 3)" = PNG ]

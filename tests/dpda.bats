@@ -52,6 +52,15 @@ dslr->webcam	gdpda	8	1"
 dann not_private
 dpda private
 gdpda private"
+	# Issue 13, item 11 (fails on 7b23f82): the accuracies are
+	# computed without privacy on the target's raw test rows (webcam,
+	# protected): NOT private, even where the model is.
+	run -0 awk -F '\t' 'NR > 1 { print $2, $10 }' "$OUT/results.tsv"
+	assert_output "nn no
+dann no
+dpda no
+gdpda no"
+	grep -q '^| accuracy private (rdp-account, predict) | \*\*no\*\*: computed on protected rows |' "$OUT/results.md"
 	run -0 awk -F '\t' '$2 == "dpda" { split($7, p, ","); print (p[1] ~ /^webcam=/ && substr(p[1], 8) + 0 <= 8 && substr(p[1], 8) + 0 > 7), p[2] }' "$OUT/results.tsv"
 	assert_output "1 dslr=-"
 	run -0 awk -F '\t' '$2 == "gdpda" { n = split($7, p, ","); for (i = 1; i <= n; i++) { split(p[i], kv, "="); if (!(kv[2] + 0 > 7 && kv[2] + 0 <= 8)) print "bad", p[i] } print n }' "$OUT/results.tsv"

@@ -363,7 +363,7 @@ print("ok")'
 	tns from-npy --name y y.npy > nfy.tns
 	tns cat nfx.tns nfy.tns > nf0.tns
 	tns meta set -i nf0.tns data.name=nf > nf.tns
-	run -0 --separate-stderr dpsgd-train --sigma 1 --epochs 1 --batch 4 --classes 2 --public-records 4 -S 1 nf.tns -o m.tns
+	run -0 --separate-stderr dpsgd-train --sigma 1 --epochs 1 --batch 4 --classes 2 --public-records 4 -S 1 --dataset nf --assume-raw nf.tns -o m.tns
 	[[ $stderr != *"non-finite"* ]]
 	run -0 $PY -c 'from load import load; import numpy as np; T = load("m.tns")[0]; print(np.isfinite(T["model/fc1/W"]).all())'
 	[ "$output" = True ]
@@ -684,4 +684,44 @@ project() {
 	run -0 --separate-stderr predict --model mlp.tns --report-format tsv fm-test.tns -o pred.tns
 	acc=$(awk -F '\t' '$1 == "all" { print $2 }' <<< "$stderr")
 	awk -v a="$acc" 'BEGIN { exit !(a >= 0.88) }'
+}
+
+@test "the fast sampler's TV is charged at the composed epsilon, not at 32" {
+	# Issue 13, item 10.  Fails on 7b23f82: the entry's delta charged
+	# the sampler's total variation tv at epsilon 32, (1 + e^32) tv, and
+	# rdp-account kept that charge when the dataset's composed epsilon
+	# was far larger (here about 45): delta was under-charged by a factor
+	# of about e^13.
+	run -0 --separate-stderr dpsgd-train -q -e 4 -d 1e-5 --clip 1 --epochs 1 --batch 8 --classes 2 tiny.tns -o tv.tns
+	# A second release of tiny (pure epsilon 40, hand-written: tests
+	# only) composes with it.
+	tns meta set --unsafe-ledger -i tv.tns -o tv2.tns \
+		dp.release.0123456789abcdef0123456789abcdef.dataset=tiny \
+		dp.release.0123456789abcdef0123456789abcdef.mechanism=laplace \
+		dp.release.0123456789abcdef0123456789abcdef.neighbours=add_remove \
+		dp.release.0123456789abcdef0123456789abcdef.seeded=false \
+		dp.release.0123456789abcdef0123456789abcdef.tool=test \
+		dp.release.0123456789abcdef0123456789abcdef.epsilon=40
+	run -0 --separate-stderr rdp-account ledger --format json --delta 1e-5 tv2.tns
+	echo "$output" > tv.json
+	# tv from the entry's own delta (charged at epsilon 32), independent
+	# of the new fields: the composed delta must cover (1 + e^eps) tv.
+	run -0 $PY - <<'PY'
+import json, math
+from load import load
+T, S, E = load("tv.tns")
+d0 = float(E["delta"])
+tv = d0 / (1 + math.exp(32))
+assert d0 > 0, d0
+j = json.load(open("tv.json"))["datasets"][0]
+eps, extra = j["epsilon"], j["delta_extra"]
+need = (1 + math.exp(eps)) * tv
+assert eps > 40, eps
+assert extra >= need * (1 - 1e-9), (extra, need, d0)
+assert extra <= 1e-5 and j["verdict"] == "private", j
+print("ok", eps, extra / d0)
+PY
+	[[ $output == "ok "* ]]
+	run -0 $PY -c 'from load import load; T, S, E = load("tv.tns"); print(E["tv_epsilon"], float(E["tv"]) > 0)'
+	[ "$output" = "32 True" ]
 }

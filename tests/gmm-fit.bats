@@ -217,7 +217,7 @@ setup() {
 	run -65 --separate-stderr gmm-fit -q --sigma 0 --dataset nf nf.tns
 	refute_output
 	[ "$stderr" = "gmm-fit: nf.tns: tensor 'X': row 20 has a non-finite value" ]
-	run -0 --separate-stderr gmm-fit --sigma 1 --clip 3 --dataset nf nf.tns -o o.tns
+	run -0 --separate-stderr gmm-fit --sigma 1 --clip 3 --dataset nf --assume-raw nf.tns -o o.tns
 	[[ $stderr != *non-finite* ]]
 }
 

@@ -39,7 +39,15 @@ amazon->dslr	prima	np	1
 amazon->dslr	noadapt	2	1
 amazon->dslr	noadapt	np	1"
 	run -0 head -n 1 "$OUT/results.tsv"
-	assert_output "task	method	epsilon	reps	accuracy	accuracy_sd	eps_spent	wall_s	verdict"
+	assert_output "task	method	epsilon	reps	accuracy	accuracy_sd	eps_spent	wall_s	verdict	acc_private"
+	# Issue 13, item 11 (fails on 7b23f82): the accuracies are computed
+	# without privacy on the target's raw test rows: NOT private.
+	run -0 awk -F '\t' 'NR > 1 { print $2, $3, $10 }' "$OUT/results.tsv"
+	assert_output "prima 2 no
+prima np no
+noadapt 2 no
+noadapt np no"
+	grep -q '^| accuracy private (rdp-account, predict) | \*\*no\*\*: computed on protected rows | \*\*no\*\*: computed on protected rows |' "$OUT/results.md"
 }
 
 @test "every accuracy of the run is a percentage read from predict's report" {

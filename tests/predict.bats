@@ -179,13 +179,25 @@ print("ok")'
 }
 
 @test "predict --report-format tsv writes the exact table to --report" {
-	run -0 --separate-stderr predict --model m.tns --report r.tsv --report-format tsv d.tns -o p.tns
+	run -0 --separate-stderr predict -q --model m.tns --report r.tsv --report-format tsv d.tns -o p.tns
 	[ -z "$stderr" ]
 	run -0 cat r.tsv
-	[ "${lines[0]}" = $'class\tprecision\trecall\tf1\tsupport\tpred_0\tpred_1' ]
-	[ "${lines[1]}" = $'0\t0.666667\t1.000000\t0.800000\t2\t2\t0' ]
-	[ "${lines[2]}" = $'1\t1.000000\t0.666667\t0.800000\t3\t1\t2' ]
-	[ "${lines[3]}" = $'all\t0.800000\t0.800000\t0.800000\t5\t3\t2' ]
+	[ "${lines[0]}" = $'class\tprecision\trecall\tf1\tsupport\tpred_0\tpred_1\traw' ]
+	[ "${lines[1]}" = $'0\t0.666667\t1.000000\t0.800000\t2\t2\t0\tpdata=row-local' ]
+	[ "${lines[2]}" = $'1\t1.000000\t0.666667\t0.800000\t3\t1\t2\tpdata=row-local' ]
+	[ "${lines[3]}" = $'all\t0.800000\t0.800000\t0.800000\t5\t3\t2\tpdata=row-local' ]
+}
+
+@test "predict says that a report on rows of a protected dataset is NOT private" {
+	# Issue 13, item 11.  Fails on 7b23f82: the accuracy on raw rows of
+	# dataset pdata (dp.raw.pdata = row-local) came without a word, and
+	# the tsv report had no column to tell the pipelines.
+	run -0 --separate-stderr predict --model m.tns --report r.tsv --report-format tsv d.tns -o p.tns
+	[ "$stderr" = "predict: warning: the report is computed without privacy on raw rows (dp.raw: pdata=row-local): it is NOT private for their dataset" ]
+	run -0 awk -F '\t' '$1 == "all" { print $NF }' r.tsv
+	[ "$output" = "pdata=row-local" ]
+	run -0 --separate-stderr predict --model m.tns d.tns -o p.tns
+	[ "${stderr_lines[1]}" = "NOT private: computed without privacy on raw rows (dp.raw: pdata=row-local)" ]
 }
 
 @test "predict --report without labels is a usage error" {
@@ -258,8 +270,8 @@ EOF
 	[[ $output == *"predict.nonfinite_rows"*" 3"* ]]
 	predict -q --model m.tns --report r.tsv --report-format tsv dn.tns -o p.tns
 	run -0 cat r.tsv
-	[ "${lines[3]}" = $'all\t0.400000\t0.400000\t0.400000\t5\t2\t0' ]
-	[ "${lines[4]}" = $'nonfinite\t\t\t\t3' ]
+	[[ ${lines[3]} == $'all\t0.400000\t0.400000\t0.400000\t5\t2\t0\t'* ]]
+	[[ ${lines[4]} == $'nonfinite\t\t\t\t3\t\t\t'* ]]
 	# probabilities: NaN for those rows, a distribution for the others
 	predict -q --model m.tns --output probs dn.tns -o pp.tns
 	$PY - <<'EOF'

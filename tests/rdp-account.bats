@@ -675,12 +675,13 @@ gamma() {
 	# svhn is not declared: it still fails, usps no longer does
 	[[ $stderr == "rdp-account: dataset svhn: NOT private"* ]]
 	[[ $stderr != *"dataset usps"* ]]
-	# the existing columns keep their places; "public" is appended
-	assert_line --index 0 "dataset	releases	epsilon	order	delta	delta_extra	neighbours	seeded	raw	data_dependent	verdict	why	epsilon_data_dependent	order_data_dependent	public"
+	# the existing columns keep their places; "public" and "assumed_raw"
+	# are appended
+	assert_line --index 0 "dataset	releases	epsilon	order	delta	delta_extra	neighbours	seeded	raw	data_dependent	verdict	why	epsilon_data_dependent	order_data_dependent	public	assumed_raw"
 	run -0 awk -F '\t' 'NR > 1 { print $1, $2, $9, $11, $15, NF }' <<< "$output"
-	assert_output "mnist 1 none private 0 15
-usps 0 aggregate public 1 15
-svhn 0 row-local not_private 0 15"
+	assert_output "mnist 1 none private 0 16
+usps 0 aggregate public 1 16
+svhn 0 row-local not_private 0 16"
 	run -0 --separate-stderr rdp-account ledger --public svhn,usps --public mnistx --budget 3 --delta 1e-5 a.tns
 	assert_output --partial "public          yes (declared by the user)"
 	assert_output --partial "public (declared by the user): not accounted; derived from the raw records (dp.raw = aggregate)"
@@ -716,9 +717,51 @@ svhn 0 row-local not_private 0 15"
 	[[ $stderr == *"option --public applies to 'ledger' only"* ]]
 }
 
-@test "ledger of a stream without a ledger reports no datasets and passes --budget" {
-	run -0 --separate-stderr rdp-account ledger --budget 1 --delta 1e-5 x.tns
+@test "ledger --budget fails on a stream without a ledger" {
+	# Issue 13, item 5.  Fails on 7b23f82: no ledger passed --budget
+	# (exit 0), so data stripped of its ledger passed for private.
+	tns meta set --unsafe-ledger -i x.tns -o bare.tns data.name=x
+	run -0 --separate-stderr rdp-account ledger --delta 1e-5 bare.tns
 	assert_output "no datasets: the streams carry no privacy ledger"
+	run -1 --separate-stderr rdp-account ledger --budget 1 --delta 1e-5 bare.tns
+	assert_output "no datasets: the streams carry no privacy ledger"
+	[ "$stderr" = "rdp-account: no privacy ledger: the streams carry no dp.* entries, so nothing says they are private" ]
+}
+
+@test "ledger: a stream imported by tns from-csv is of unknown provenance, never private" {
+	# Issue 13, item 5.  Fails on 7b23f82: from-csv wrote no ledger and
+	# --budget passed (exit 0).
+	run -1 --separate-stderr rdp-account ledger --budget 100 --format tsv --delta 1e-5 x.tns
+	run -0 awk -F '\t' 'NR > 1 { print $1, $2, $3, $11 }' <<< "$output"
+	assert_output "(unknown) 0 inf unknown_provenance"
+	[[ $stderr == "rdp-account: dataset (unknown): NOT private: some input is of unknown provenance"* ]]
+	# with a release in the same stream, the release's dataset is
+	# accounted and the stream still fails
+	tns meta set --unsafe-ledger -i x.tns -o y.tns $(entry $ID1 mnist) dp.provenance=unknown
+	run -1 --separate-stderr rdp-account ledger --budget 100 --format tsv --delta 1e-5 y.tns
+	run -0 awk -F '\t' 'NR > 1 { print $1, $11 }' <<< "$output"
+	assert_output "mnist private
+(unknown) unknown_provenance"
+}
+
+@test "ledger: a dataset used without privacy has epsilon inf, never 0" {
+	# Issue 13, item 5.  Fails on 7b23f82: a dataset with only a raw
+	# mark was reported with epsilon 0 (tsv) next to its verdict.
+	stream a.tns dp.raw.usps=row-local $(entry $ID1 mnist) dp.raw.mnist=aggregate
+	run -0 --separate-stderr rdp-account ledger --format tsv --delta 1e-5 a.tns
+	run -0 awk -F '\t' 'NR > 1 { print $1, $3, $11 }' <<< "$output"
+	assert_output "mnist inf not_private
+usps inf not_private"
+	run -0 --separate-stderr rdp-account ledger --format json --delta 1e-5 a.tns
+	echo "$output" > out.json
+	run -0 "$PY" -c 'import json; print(*[(x["dataset"], x["epsilon"]) for x in json.load(open("out.json"))["datasets"]])'
+	assert_output "('mnist', None) ('usps', None)"
+	run -0 --separate-stderr rdp-account ledger --delta 1e-5 a.tns
+	assert_output --partial "  epsilon         none"
+	refute_output --partial "epsilon         0"
+	# the releases' own cost is still listed
+	run -0 --separate-stderr rdp-account ledger -v --delta 1e-5 a.tns
+	assert_output --partial "epsilon 2.21411 alone"
 }
 
 @test "rdp-account sgm --pld gives the PLD epsilon of dp_accounting (1%) below the RDP one" {

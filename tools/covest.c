@@ -54,7 +54,7 @@ enum { MEAN_RELEASED, MEAN_ZERO, MEAN_FILE };
 enum { CAL_RDP, CAL_AGM };
 
 enum {
-	OPT_AUDIT = 256, OPT_CALIBRATION, OPT_CLIP, OPT_COUNT_PUBLIC,
+	OPT_ASSUME_RAW = 256, OPT_AUDIT, OPT_CALIBRATION, OPT_CLIP, OPT_COUNT_PUBLIC,
 	OPT_DATASET, OPT_LEVEL, OPT_MEAN, OPT_NEIGHBOURS, OPT_SELECT_ON,
 	OPT_SIGMA, OPT_SPLIT, OPT_SUBSPACES, OPT_TENSOR, OPT_UNSAFE
 };
@@ -63,6 +63,7 @@ struct opts {
 	const char *output, *level, *seed, *tensor, *dataset, *select_on;
 	const char *mean_file, *subspaces_arg, *from_file;
 	int force, quiet, verbose, relation, mean, subspaces, calibration;
+	int assume_raw;
 	int has_eps, has_delta, has_sigma, has_clip, has_split, has_cal;
 	int has_count, has_relation, unsafe, has_part_seed;
 	uint64_t part_seed;		/* --subspaces random:M:SEED */
@@ -141,14 +142,14 @@ usage(int status)
 
 	fputs("usage: covest [-fqVv] [-d delta] [-e epsilon] [-o file] "
 	    "[-S seed]\n"
-	    "              [--audit-repeat n] [--calibration method] "
-	    "[--clip bound]\n"
-	    "              [--count-public n] [--dataset name] [--level level]\n"
-	    "              [--mean how] [--neighbours relation] "
-	    "[--select-on file]\n"
-	    "              [--sigma multiplier] [--split weights] "
-	    "[--subspaces how]\n"
-	    "              [--tensor name] [file]\n", fp);
+	    "              [--assume-raw] [--audit-repeat n] "
+	    "[--calibration method]\n"
+	    "              [--clip bound] [--count-public n] [--dataset name]\n"
+	    "              [--level level] [--mean how] [--neighbours relation]\n"
+	    "              [--select-on file]"
+	    " [--sigma multiplier] [--split weights]\n"
+	    "              [--subspaces how]"
+	    " [--tensor name] [file]\n", fp);
 	if (status == 0)
 		fputs("\n"
 		    "  -d, --delta D          delta of (epsilon, delta)-DP\n"
@@ -164,6 +165,8 @@ usage(int status)
 		    "  -V, --version          show the version\n"
 		    "  -v, --verbose          report the noise and the time of "
 		    "each step\n"
+		    "      --assume-raw       the input, of unknown provenance (tns from-csv,\n"
+		    "                         from-npy), holds raw records of --dataset\n"
 		    "      --audit-repeat N   N independent releases (tests "
 		    "only)\n"
 		    "      --calibration M    rdp (default) or agm: how "
@@ -1544,6 +1547,7 @@ main(int argc, char **argv)
 	    NULL };
 	static const char *const unsafe[] = { "per-block", NULL };
 	static const struct option longopts[] = {
+		{ "assume-raw", no_argument, NULL, OPT_ASSUME_RAW },
 		{ "audit-repeat", required_argument, NULL, OPT_AUDIT },
 		{ "calibration", required_argument, NULL, OPT_CALIBRATION },
 		{ "clip", required_argument, NULL, OPT_CLIP },
@@ -1628,6 +1632,9 @@ main(int argc, char **argv)
 		case 'v':
 			o.verbose = 1;
 			break;
+		case OPT_ASSUME_RAW:
+			o.assume_raw = 1;
+			break;
 		case OPT_AUDIT:
 			o.audit = (uint64_t)cli_ll("--audit-repeat", optarg, 1,
 			    MAX_AUDIT);
@@ -1705,6 +1712,8 @@ main(int argc, char **argv)
 			usage(EX_USAGE);
 		}
 	}
+	if (o.assume_raw)
+		dpcli_assume_raw(o.dataset);
 	argc -= optind;
 	if (argc > 1)
 		usage(EX_USAGE);

@@ -39,7 +39,7 @@
 					 * charged at, at least */
 
 enum {
-	OPT_AUDIT = 256, OPT_BATCH, OPT_BETA1, OPT_BETA2, OPT_BETA3,
+	OPT_ASSUME_RAW = 256, OPT_AUDIT, OPT_BATCH, OPT_BETA1, OPT_BETA2, OPT_BETA3,
 	OPT_BETA_ADV, OPT_BETA_IM, OPT_BETA_KD, OPT_CLASSES, OPT_CLIP,
 	OPT_DATASET, OPT_DOMAIN_HIDDEN, OPT_EPOCHS, OPT_EXACT,
 	OPT_FEATURE_LAYER, OPT_FREEZE, OPT_GRL_MAX, OPT_HIDDEN, OPT_INIT,
@@ -70,6 +70,7 @@ enum { MODE_DP, MODE_CLIP_ONLY, MODE_NODP };
 struct opts {
 	const char *output, *level, *seed, *dataset, *init, *val, *target;
 	int force, quiet, verbose, nodp, exact, unsafe, val_public;
+	int assume_raw;
 	int has_eps, has_delta, has_sigma, has_epochs, has_lr, has_classes;
 	int dann, protect, has_dh, has_grl;
 	int adapt;			/* --mode: ADAPT_* */
@@ -185,14 +186,16 @@ usage(int status)
 
 	fputs("usage: dpsgd-train [-fhqVv] [-d delta] [-e epsilon] [-o file] "
 	    "[-S seed]\n"
-	    "                   [--audit-repeat n] [--batch n] [--beta-adv w] "
-	    "[--beta-im w]\n"
-	    "                   [--beta-kd w] [--beta1 w] [--beta2 w] "
-	    "[--beta3 w] [--classes k]\n"
-	    "                   [--clip c] [--dataset name] "
-	    "[--domain-hidden list] [--epochs n]\n"
-	    "                   [--exact-noise] [--feature-layer l] "
-	    "[--freeze k] [--grl-max l]\n"
+	    "                   [--assume-raw] [--audit-repeat n] [--batch n] "
+	    "[--beta-adv w]\n"
+	    "                   [--beta-im w] [--beta-kd w] [--beta1 w] [--beta2 w] "
+	    "[--beta3 w]\n"
+	    "                   [--classes k]"
+	    " [--clip c] [--dataset name] "
+	    "[--domain-hidden list]\n"
+	    "                   [--epochs n]"
+	    " [--exact-noise] [--feature-layer l] "
+	    "\n                   [--freeze k] [--grl-max l]\n"
 	    "                   [--hidden list] [--init file] [--kd-temp t] "
 	    "[--level level]\n"
 	    "                   [--lr rate] [--lr-schedule kind] [--mode mode] "
@@ -219,6 +222,8 @@ usage(int status)
 		    "  -S, --seed N           reproducible run: NOT private\n"
 		    "  -V, --version          show the version\n"
 		    "  -v, --verbose          a line per epoch on stderr\n"
+		    "      --assume-raw       the input, of unknown provenance (tns from-csv,\n"
+		    "                         from-npy), holds raw records of --dataset\n"
 		    "      --audit-repeat N   N independent trainings (tests "
 		    "only)\n"
 		    "      --batch B          (expected) batch size, default 256\n"
@@ -1345,9 +1350,14 @@ record_release(struct ts_meta *meta, struct rng *rng,
 		cli_die(EX_SOFTWARE, "accountant: %s", rdp_strerror(rc));
 	for (size_t i = 0; i < no; i++)
 		e.rdp[i] *= (double)t->steps * reps;
-	if (st->tv > 0)
-		e.delta = noise_fast_delta_charge(st->eps > EPS_REF ? st->eps :
-		    EPS_REF, st->tv);
+	/* The TV distance and the epsilon it is charged at go in the
+	 * entry: the accountant charges it again at the epsilon of the
+	 * composition when that is larger (lib/ledger.c). */
+	if (st->tv > 0) {
+		e.tv = st->tv;
+		e.tv_epsilon = st->eps > EPS_REF ? st->eps : EPS_REF;
+		e.delta = noise_fast_delta_charge(e.tv_epsilon, e.tv);
+	}
 	dpcli_param(&e, "q", st->q);
 	dpcli_param(&e, "sigma", st->sigma);
 	dpcli_param(&e, "noise_std", st->noise_std);
@@ -1615,6 +1625,7 @@ main(int argc, char **argv)
 	static const char *const protects[] = { "source", "target", "both",
 		NULL };
 	static const struct option longopts[] = {
+		{ "assume-raw", no_argument, NULL, OPT_ASSUME_RAW },
 		{ "audit-repeat", required_argument, NULL, OPT_AUDIT },
 		{ "batch", required_argument, NULL, OPT_BATCH },
 		{ "beta-adv", required_argument, NULL, OPT_BETA_ADV },
@@ -1725,6 +1736,9 @@ main(int argc, char **argv)
 			break;
 		case 'V':
 			cli_version();
+		case OPT_ASSUME_RAW:
+			o.assume_raw = 1;
+			break;
 		case OPT_AUDIT:
 			o.audit = (uint64_t)cli_ll("--audit-repeat", optarg, 1,
 			    MAX_AUDIT);
@@ -1899,6 +1913,8 @@ main(int argc, char **argv)
 			usage(EX_USAGE);
 		}
 	}
+	if (o.assume_raw)
+		dpcli_assume_raw(o.dataset);
 	argc -= optind;
 	argv += optind;
 	if (argc > 1)

@@ -48,7 +48,7 @@ static const char *const part_name[NPARTS] = { "counts", "sums",
     "second moments" };
 
 enum {
-	OPT_AUDIT = 256, OPT_BY_LABEL, OPT_CLASSES, OPT_CLIP, OPT_COVARIANCE,
+	OPT_ASSUME_RAW = 256, OPT_AUDIT, OPT_BY_LABEL, OPT_CLASSES, OPT_CLIP, OPT_COVARIANCE,
 	OPT_DATASET, OPT_INIT, OPT_INIT_MEANS, OPT_ITERS, OPT_LEVEL, OPT_MAX_ITER,
 	OPT_MODEL, OPT_N, OPT_REG, OPT_RESTARTS, OPT_SIGMA, OPT_SPLIT,
 	OPT_STATS, OPT_TOL, OPT_UNSAFE
@@ -57,6 +57,7 @@ enum {
 struct opts {
 	const char *output, *level, *seed, *dataset, *init_means;
 	int force, quiet, verbose, by_label, cov, stats, unsafe, init_dp;
+	int assume_raw;
 	int has_eps, has_delta, has_sigma, has_clip, has_split, has_iters;
 	int has_tol, has_max_iter, has_restarts, has_classes, dp;
 	double epsilon, delta, sigma, clip, reg, tol, split[NPARTS];
@@ -92,9 +93,10 @@ usage(int status)
 
 	fputs("usage: gmm-fit [-fqVv] [-d delta] [-e epsilon] [-k components] "
 	    "[-o file]\n"
-	    "               [-S seed] [--audit-repeat n] [--by-label] "
-	    "[--classes n]\n"
-	    "               [--clip bound] [--covariance type] "
+	    "               [-S seed] [--assume-raw] [--audit-repeat n] "
+	    "[--by-label]\n"
+	    "               [--classes n]"
+	    " [--clip bound] [--covariance type] "
 	    "[--dataset name]\n"
 	    "               [--init kind] [--init-means file] [--iters n]\n"
 	    "               [--level level] [--max-iter n] [--reg value]\n"
@@ -120,6 +122,8 @@ usage(int status)
 		    "  -V, --version          show the version\n"
 		    "  -v, --verbose          log-likelihood per iteration, "
 		    "BIC, AIC, noise, times\n"
+		    "      --assume-raw       the input, of unknown provenance (tns from-csv,\n"
+		    "                         from-npy), holds raw records of --dataset\n"
 		    "      --audit-repeat N   N independent DP-EM runs (tests "
 		    "only)\n"
 		    "      --by-label         one mixture per class of y, with "
@@ -1322,6 +1326,7 @@ main(int argc, char **argv)
 	static const char *const unsafe[] = { "moments-b", NULL };
 	static const char *const inits[] = { "ball", "dp", NULL };
 	static const struct option longopts[] = {
+		{ "assume-raw", no_argument, NULL, OPT_ASSUME_RAW },
 		{ "audit-repeat", required_argument, NULL, OPT_AUDIT },
 		{ "by-label", no_argument, NULL, OPT_BY_LABEL },
 		{ "classes", required_argument, NULL, OPT_CLASSES },
@@ -1407,6 +1412,9 @@ main(int argc, char **argv)
 		case 'v':
 			o.verbose = 1;
 			break;
+		case OPT_ASSUME_RAW:
+			o.assume_raw = 1;
+			break;
 		case OPT_AUDIT:
 			o.audit = (uint64_t)cli_ll("--audit-repeat", optarg, 1,
 			    MAX_AUDIT);
@@ -1485,6 +1493,8 @@ main(int argc, char **argv)
 			usage(EX_USAGE);
 		}
 	}
+	if (o.assume_raw)
+		dpcli_assume_raw(o.dataset);
 	argc -= optind;
 	argv += optind;
 	if (argc > 1)

@@ -73,13 +73,39 @@ ratio(uint64_t a, uint64_t b)
 	return b ? (double)a / (double)b : 0;
 }
 
+/* The raw marks of the scored rows, "d=mark,..." or "-" (caller frees):
+ * statistics of such rows are computed without privacy. */
+static char *
+raw_marks(const struct ts_meta *m)
+{
+	size_t len = 2;
+	char *s;
+
+	for (size_t i = 0; i < m->n; i++)
+		if (strncmp(m->kv[i].key, "dp.raw.", 7) == 0)
+			len += strlen(m->kv[i].key) + strlen(m->kv[i].val) + 2;
+	s = cli_malloc(len);
+	s[0] = '\0';
+	for (size_t i = 0; i < m->n; i++)
+		if (strncmp(m->kv[i].key, "dp.raw.", 7) == 0)
+			snprintf(s + strlen(s), len - strlen(s), "%s%s=%s",
+			    s[0] ? "," : "", m->kv[i].key + 7, m->kv[i].val);
+	if (s[0] == '\0')
+		snprintf(s, len, "-");
+	return s;
+}
+
+/* raw: raw_marks of the rows; the tsv report carries it in a last
+ * column, the text report says NOT private. */
+
 /*
  * cm is K x (K + 1): row i true class i, column j < K predicted class j,
  * column K rows with a non-finite score (no prediction).  Those count as
  * wrong: in the support of their class and in n, never in a column.
  */
 static void
-report(FILE *fp, int format, const uint64_t *cm, size_t K, uint64_t n)
+report(FILE *fp, int format, const uint64_t *cm, size_t K, uint64_t n,
+    const char *raw)
 {
 	uint64_t right = 0, none = 0, *pred = cli_calloc(K, sizeof *pred);
 	double mp = 0, mr = 0, mf = 0;
@@ -94,14 +120,16 @@ report(FILE *fp, int format, const uint64_t *cm, size_t K, uint64_t n)
 	if (format == REP_TSV)
 		fputs("class\tprecision\trecall\tf1\tsupport", fp);
 	else
-		fprintf(fp, "accuracy %.4f (%llu of %llu)\n\n%-7s %9s %9s "
-		    "%9s %9s\n", ratio(right, n), (unsigned long long)right,
-		    (unsigned long long)n, "class", "precision", "recall",
-		    "f1", "support");
+		fprintf(fp, "accuracy %.4f (%llu of %llu)\n%s%s%s\n%-7s %9s "
+		    "%9s %9s %9s\n", ratio(right, n), (unsigned long long)right,
+		    (unsigned long long)n, strcmp(raw, "-") ? "NOT private: "
+		    "computed without privacy on raw rows (dp.raw: " : "",
+		    strcmp(raw, "-") ? raw : "", strcmp(raw, "-") ? ")\n" : "",
+		    "class", "precision", "recall", "f1", "support");
 	if (format == REP_TSV) {
 		for (size_t j = 0; j < K; j++)
 			fprintf(fp, "\tpred_%zu", j);
-		fputc('\n', fp);
+		fputs("\traw\n", fp);
 	}
 	for (size_t i = 0; i < K; i++) {
 		uint64_t sup = 0;
@@ -121,7 +149,7 @@ report(FILE *fp, int format, const uint64_t *cm, size_t K, uint64_t n)
 			for (size_t j = 0; j < K; j++)
 				fprintf(fp, "\t%llu",
 				    (unsigned long long)cm[i * K1 + j]);
-			fputc('\n', fp);
+			fprintf(fp, "\t%s\n", raw);
 		} else {
 			fprintf(fp, "%-7zu %9.4f %9.4f %9.4f %9llu\n", i, p, r,
 			    f, (unsigned long long)sup);
@@ -134,10 +162,14 @@ report(FILE *fp, int format, const uint64_t *cm, size_t K, uint64_t n)
 		    (unsigned long long)n);
 		for (size_t j = 0; j < K; j++)
 			fprintf(fp, "\t%llu", (unsigned long long)pred[j]);
-		fputc('\n', fp);
-		if (none)
-			fprintf(fp, "nonfinite\t\t\t\t%llu\n",
+		fprintf(fp, "\t%s\n", raw);
+		if (none) {
+			fprintf(fp, "nonfinite\t\t\t\t%llu",
 			    (unsigned long long)none);
+			for (size_t j = 0; j < K; j++)
+				fputc('\t', fp);
+			fprintf(fp, "\t%s\n", raw);
+		}
 	} else {
 		fprintf(fp, "%-7s %9.4f %9.4f %9.4f %9llu\n\nconfusion matrix "
 		    "(rows: true class, columns: predicted class)\n%-7s",
@@ -460,12 +492,21 @@ main(int argc, char **argv)
 	ts_writer_close(w);
 
 	if (y != NULL && o.kind != OUT_FEATURES && (rfp != NULL || !o.quiet)) {
+		char *raw = raw_marks(ts_reader_meta(r));
+
+		/* The accuracy is a statistic of the rows: of a protected
+		 * dataset's records, it is computed without privacy. */
+		if (strcmp(raw, "-") != 0 && rfp != NULL)
+			cli_warn("the report is computed without privacy on raw "
+			    "rows (dp.raw: %s): it is NOT private for their "
+			    "dataset", raw);
 		cm = cli_calloc(K * (K + 1), sizeof *cm);
 		for (size_t i = 0; i < ny; i++)
 			cm[(size_t)y[i] * (K + 1) + (pred[i] < 0 ? K :
 			    (size_t)pred[i])]++;
-		report(rfp ? rfp : stderr, o.report_format, cm, K, ny);
+		report(rfp ? rfp : stderr, o.report_format, cm, K, ny, raw);
 		free(cm);
+		free(raw);
 	}
 	cli_out_commit();
 	cli_close_in(in);

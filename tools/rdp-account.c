@@ -1133,11 +1133,15 @@ run_events(struct opts *o)
 /* In rising severity, but for V_PUBLIC: a dataset declared public
  * (--public) without releases, set last. */
 enum verdict { V_PRIVATE, V_DATA_DEP, V_OVER_BUDGET, V_NO_EPSILON,
-	V_NOT_PRIVATE, V_PUBLIC };
+	V_NOT_PRIVATE, V_UNKNOWN, V_PUBLIC };
 static const char *const verdict_names[] = {
 	"private", "data_dependent", "over_budget", "no_epsilon", "not_private",
-	"public"
+	"unknown_provenance", "public"
 };
+
+/* The report line of streams of unknown provenance (not a dataset name:
+ * those are [a-z0-9_]). */
+#define UNKNOWN_NAME "(unknown)"
 
 struct dsreport {
 	const char *name;
@@ -1332,6 +1336,10 @@ judge(const struct opts *o, const struct ledger *l, struct dsreport *d)
 		d->verdict = V_NOT_PRIVATE;
 		d->fails = 1;
 	}
+	if (t->assumed_raw)
+		why_add(d, "the rows of a release were of unknown provenance "
+		    "and declared raw records of %s by the user (--assume-raw): "
+		    "the guarantee holds only if they are", d->name);
 	if (t->seeded) {
 		why_add(d, "NOT private: a release used --seed (its noise is "
 		    "reproducible)");
@@ -1371,11 +1379,34 @@ judge(const struct opts *o, const struct ledger *l, struct dsreport *d)
 		if (d->verdict < V_DATA_DEP)
 			d->verdict = V_DATA_DEP;
 	}
+	if (t->tv_recharged)
+		why_add(d, "the samplers' total variation is charged to delta "
+		    "at the composed epsilon");
 	if (d->verdict == V_PRIVATE)
 		why_add(d, "private: (%.6g, %g)-DP for %s (%s neighbours)",
 		    t->epsilon, o->delta, d->name,
 		    t->relation == LEDGER_REPLACE_ONE ? "replace_one" :
 		    "add_remove");
+	/* Used without privacy: no finite epsilon describes it, whatever
+	 * its releases spent (those are listed with --verbose). */
+	if (t->raw)
+		d->t.epsilon = INFINITY;
+}
+
+/* Streams of unknown provenance (dp.provenance): one line that is never
+ * private, since nothing says which records they derive from. */
+static void
+judge_unknown(struct dsreport *d)
+{
+	memset(d, 0, sizeof *d);
+	d->name = UNKNOWN_NAME;
+	d->t.epsilon = INFINITY;
+	d->verdict = V_UNKNOWN;
+	d->fails = 1;
+	why_add(d, "NOT private: some input is of unknown provenance (%s: "
+	    "imported by tns from-csv or from-npy, which carry no ledger), "
+	    "so nothing is known of the records or the releases it derives "
+	    "from", LEDGER_PROVENANCE_KEY);
 }
 
 static const char *
@@ -1395,20 +1426,24 @@ raw_name(int raw)
 	    "row-local" : "none";
 }
 
-/* A release's own epsilon at delta (its curve alone, or its epsilon). */
+/* A release's own epsilon at delta: the total of a ledger holding it
+ * alone (so that its sampler's TV is charged at that epsilon too). */
 static double
 entry_epsilon(const struct opts *o, const struct ledger_entry *e,
     double *order)
 {
-	double eps = INFINITY;
+	struct ledger one = { 0 };
+	struct ledger_total t;
+	char err[8];
 
 	*order = 0;
-	if (e->norders == 0)
-		return e->epsilon;
-	if (!(o->delta - e->delta > 0) || rdp_to_epsilon(e->orders, e->rdp,
-	    e->norders, o->delta - e->delta, o->conv, &eps, order) != 0)
+	one.n = 1;
+	one.e = (struct ledger_entry *)e;
+	if (ledger_total(&one, e->dataset, o->delta, o->conv, &t, err,
+	    sizeof err) != 0)
 		return INFINITY;
-	return eps;
+	*order = t.order;
+	return t.epsilon;
 }
 
 static void
@@ -1461,6 +1496,9 @@ text_ledger(const struct opts *o, const struct ledger *l,
 		printf("  seeded          %s\n", t->seeded ? "yes" : "no");
 		printf("  raw-derived     %s\n", t->raw ? raw_name(t->raw) : "no");
 		printf("  data-dependent  %s\n", t->data_dependent ? "yes" : "no");
+		if (t->assumed_raw)
+			printf("  assumed raw     yes (declared by the user: "
+			    "--assume-raw)\n");
 		if (d[i].public)
 			printf("  public          yes (declared by the user)\n");
 		if (d[i].has_dd)
@@ -1499,7 +1537,8 @@ tsv_ledger(const struct opts *o, const struct ledger *l,
 {
 	printf("dataset\treleases\tepsilon\torder\tdelta\tdelta_extra\t"
 	    "neighbours\tseeded\traw\tdata_dependent\tverdict\twhy\t"
-	    "epsilon_data_dependent\torder_data_dependent\tpublic\n");
+	    "epsilon_data_dependent\torder_data_dependent\tpublic\t"
+	    "assumed_raw\n");
 	for (size_t i = 0; i < nd; i++) {
 		const struct ledger_total *t = &d[i].t;
 
@@ -1523,7 +1562,7 @@ tsv_ledger(const struct opts *o, const struct ledger *l,
 		} else {
 			fputs("-\t-", stdout);
 		}
-		printf("\t%d\n", d[i].public);
+		printf("\t%d\t%d\n", d[i].public, t->assumed_raw);
 	}
 	if (!o->verbose)
 		return;
@@ -1604,6 +1643,8 @@ json_ledger(const struct opts *o, const struct ledger *l,
 		}
 		jkey(&f, "public");
 		fputs(d[i].public ? "true" : "false", stdout);
+		jkey(&f, "assumed_raw");
+		fputs(t->assumed_raw ? "true" : "false", stdout);
 		if (o->verbose) {
 			int n = 0;
 
@@ -1679,11 +1720,13 @@ run_ledger(struct opts *o)
 	}
 	if ((names = ledger_datasets(&l, &nd)) == NULL)
 		cli_die(EX_OSERR, "out of memory");
-	d = cli_calloc(nd ? nd : 1, sizeof *d);
+	d = cli_calloc(nd + 1, sizeof *d);
 	for (size_t i = 0; i < nd; i++) {
 		d[i].name = names[i];
 		judge(o, &l, &d[i]);
 	}
+	if (l.unknown)
+		judge_unknown(&d[nd++]);
 	if (o->format == F_TEXT)
 		text_ledger(o, &l, d, nd);
 	else if (o->format == F_TSV)
@@ -1691,6 +1734,13 @@ run_ledger(struct opts *o)
 	else
 		json_ledger(o, &l, d, nd);
 	cli_out_commit();
+	/* No ledger at all: nothing says the data is private. */
+	if (o->have_budget && nd == 0) {
+		fprintf(stderr, "%s: no privacy ledger: the streams carry no "
+		    "dp.* entries, so nothing says they are private\n",
+		    cli_prog());
+		status = 1;
+	}
 	if (o->have_budget)
 		for (size_t i = 0; i < nd; i++)
 			if (d[i].fails) {

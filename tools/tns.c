@@ -12,6 +12,7 @@
 #include "ck.h"
 #include "cli.h"
 #include "csvin.h"
+#include "ledger.h"
 #include "rng.h"
 #include "tensor.h"
 #include "tstream.h"
@@ -1190,6 +1191,10 @@ cmd_meta(struct opts *o, int argc, char **argv)
 		cli_rdie(r, rc);
 	cli_progress_done();
 	input_done(r, in, label, 0, &meta, &prov);
+	/* A test that forges a ledger forges all of it: the mark of rows
+	 * imported without one goes (unless set again). */
+	if (o->unsafe_ledger)
+		ts_meta_del(&meta, LEDGER_PROVENANCE_KEY);
 	for (size_t k = 0; k < set.n; k++) {
 		const char *old = ts_meta_get(&meta, set.kv[k].key);
 		/* tns adds ledger entries on request but never changes or
@@ -1450,6 +1455,18 @@ cmd_split(struct opts *o, int argc, char **argv)
 	return 0;
 }
 
+/* ---- imports ---- */
+
+/* CSV and NPY carry no ledger: whether the rows are raw records, models
+ * fitted without privacy or outputs of DP releases is unknown, so the
+ * output says so (formats/tensor-stream.md 10.1, rule 5) and DP tools
+ * refuse it unless the user declares it (--assume-raw). */
+static void
+unknown_provenance(struct ts_meta *meta)
+{
+	cli_meta_set(meta, LEDGER_PROVENANCE_KEY, LEDGER_PROVENANCE_UNKNOWN);
+}
+
 /* ---- to-csv ---- */
 
 /* Find the tensor --tensor names (or the first) and leave r on it.
@@ -1699,6 +1716,7 @@ cmd_from_csv(struct opts *o, int argc, char **argv)
 	tensor_free(&t);
 	csvin_close(c);
 	cli_prov_input(&prov, 0, label, infile_digest(in), NULL);
+	unknown_provenance(&meta);
 	if (o->verbose)
 		fprintf(stderr, "%s: %s: %llu rows of %zu columns\n", cli_prog(),
 		    label, (unsigned long long)nrows, ncols);
@@ -1976,6 +1994,7 @@ cmd_from_npy(struct opts *o, int argc, char **argv)
 		cli_wdie(w, rc);
 	tensor_free(&t);
 	cli_prov_input(&prov, 0, label, infile_digest(in), NULL);
+	unknown_provenance(&meta);
 	cli_infile_close(in);
 	finish_stream(w, &meta, &prov);
 	ts_meta_free(&prov);

@@ -8,7 +8,9 @@
 # tool was given, "-" for none: kde-publish's is per parameter,
 # dpsgd-matched's the dp-pg epsilon it matches; one repeat: sd 0;
 # eps_spent dataset=epsilon of the ledger, "dataset=-" when not private;
-# verdict the ledger's), then: epsilon_record, the record-level epsilon
+# verdict the ledger's; acc_private "no" when predict's report names raw
+# marks of the test rows: the accuracy is computed without privacy on
+# records of a protected dataset), then: epsilon_record, the record-level epsilon
 # of the ledger at the pipeline's delta ("inf" when rdp-account's
 # verdict is not "private"); neighbours, the ledger's neighbouring
 # relation (add_remove, replace_one, none); the loss attack's AUC,
@@ -23,7 +25,8 @@ FNR == 1 {
 	sub(/\.(tsv|s)$/, "", m)
 	seen[kind, m] = 1
 }
-kind == "acc" && $1 == "all" { acc[m] = $2 }
+kind == "acc" && FNR == 1 { accraw[m] = $NF == "raw" }
+kind == "acc" && $1 == "all" { acc[m] = $2; accp[m] = accraw[m] && $NF == "-" ? "yes" : "no" }
 kind == "mia" && $2 == "all" {
 	auc[m] = $7; best[m] = $8; half[m] = $9; mean[m] = $10
 }
@@ -45,7 +48,8 @@ kind == "ledger" && FNR > 1 {
 kind == "time" { wall[m] = $1 }
 END {
 	print "task", "method", "epsilon", "reps", "accuracy", "accuracy_sd",
-	    "eps_spent", "wall_s", "verdict", "epsilon_record", "neighbours",
+	    "eps_spent", "wall_s", "verdict", "acc_private", "epsilon_record",
+	    "neighbours",
 	    "mia_auc", "mia_acc_half", "mia_acc_best", "mia_acc_mean", \
 	    "mia_acc_half_max_class", "max_class"
 	n = split(methods, M, " ")
@@ -68,7 +72,7 @@ END {
 		else if (m ~ /^dpsgd-kde/) { name = "dpsgd-matched"; given = substr(m, 10) }
 		print "fmnist", name, given, 1, sprintf("%.2f", 100 * acc[m]), "0.00",
 		    spent[m], sprintf("%.2f", wall[m]),
-		    (m in vfirst) ? vfirst[m] : "private", eps[m], nb[m], auc[m],
+		    (m in vfirst) ? vfirst[m] : "private", accp[m], eps[m], nb[m], auc[m],
 		    half[m], best[m], mean[m], cmax[m], cwhich[m]
 	}
 }

@@ -12,7 +12,7 @@ function nbr(v) {
 }
 BEGIN { FS = "\t" }
 NR == 1 {
-	if ($1 != "task" || $10 != "epsilon_record" || $12 != "mia_auc") {
+	if ($1 != "task" || $10 != "acc_private" || $11 != "epsilon_record" || $13 != "mia_auc") {
 		print "markdown.awk: " FILENAME ": not dp-pg's results.tsv" > "/dev/stderr"
 		exit 1
 	}
@@ -28,13 +28,14 @@ END {
 	    "training rows, partition 0's for *single*; non-members: the test " \
 	    "rows); ε of `rdp-account ledger` at δ = %s.\n\n", m,
 	    resize == "" ? "28x28" : resize, delta
-	print "| method | ε given | ε (ledger) | test acc. | MIA AUC | MIA acc. (2-fold) | MIA acc. (best, in-sample) | MIA acc. (Yeom) | MIA acc. (2-fold), most exposed class | wall s |"
-	print "|---|---|---|---|---|---|---|---|---|---|"
+	print "| method | ε given | ε (ledger) | test acc. | test acc. private | MIA AUC | MIA acc. (2-fold) | MIA acc. (best, in-sample) | MIA acc. (Yeom) | MIA acc. (2-fold), most exposed class | wall s |"
+	print "|---|---|---|---|---|---|---|---|---|---|---|"
 	for (i = 1; i <= n; i++) {
 		split(row[i], c, "\t")
-		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s (class %s) | %s |\n",
-		    c[2], c[3] == "-" ? "–" : c[3], eps(c[10]) nbr(c[11]), f3(c[5] / 100),
-		    f3(c[12]), f3(c[13]), f3(c[14]), f3(c[15]), f3(c[16]), c[17], c[8]
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (class %s) | %s |\n",
+		    c[2], c[3] == "-" ? "–" : c[3], eps(c[11]) nbr(c[12]), f3(c[5] / 100),
+		    c[10] == "yes" ? "yes" : "**no** (test rows of a protected dataset)",
+		    f3(c[13]), f3(c[14]), f3(c[15]), f3(c[16]), f3(c[17]), c[18], c[8]
 	}
 	print ""
 	print "*single*: partition 0's model (non-private); *all*: one model on " \

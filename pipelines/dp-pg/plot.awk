@@ -8,9 +8,9 @@ BEGIN { FS = "\t" }
 NR == 1 { next }
 {
 	n++
-	meth[n] = $2; e[n] = $10; acc[n] = $5 / 100; auc[n] = $12
-	if ($10 != "inf") {
-		l = log($10) / log(10)
+	meth[n] = $2; e[n] = $11; acc[n] = $5 / 100; auc[n] = $13
+	if ($11 != "inf") {
+		l = log($11) / log(10)
 		if (!have || l < x0) x0 = l
 		if (!have || l > x1) x1 = l
 		have = 1

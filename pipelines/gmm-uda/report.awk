@@ -1,5 +1,5 @@
-# report.awk: out/results.md from out/results.tsv (the common shape,
-# then source, target, source_epsilon_spent): per method, the target
+# report.awk: out/results.md from out/results.tsv (the common shape with
+# acc_private, then source, target, source_epsilon_spent): per method, the target
 # test accuracy without privacy and at each total source epsilon, averaged
 # over the pairs (and per pair when there are several).  -v eps (the
 # epsilons), delta, share (the encoder's share), gmmuda (yes/no).
@@ -24,7 +24,7 @@ BEGIN {
 }
 FNR == 1 && $1 == "source" { next }
 FNR == 1 {
-	if ($1 != "task" || $12 != "source_epsilon_spent") {
+	if ($1 != "task" || $10 != "acc_private" || $13 != "source_epsilon_spent") {
 		print "report.awk: " FILENAME ": not gmm-uda's results.tsv" > "/dev/stderr"
 		exit 1
 	}
@@ -36,17 +36,19 @@ FILENAME ~ /privacy/ {
 	next
 }
 {
-	pair = $10 "→" $11
+	pair = $11 "→" $12
 	if (!(pair in seen)) {
 		seen[pair] = 1; P[++np] = pair
 	}
 	for (g = 1; g <= 2; g++) {
 		k = (g == 1 ? "all" : pair) SUBSEP $2 SUBSEP $3
 		S[k] += $5 / 100; N[k]++
-		if ($12 != "-")
-			E[k] += $12
+		if ($13 != "-")
+			E[k] += $13
 		T[k] += $8
 	}
+	if ($10 != "yes")
+		accno = 1
 }
 function table(grp,   i, j, line, k) {
 	line = "| method | non-private |"
@@ -89,6 +91,12 @@ END {
 		print "**The gmm-uda rows are missing**: the dpsgd-train used has no"
 		print "`--mode gmm-uda`. The source side (mixtures, samples and their"
 		print "budget checks) was built; see `make samples`."
+	}
+	if (accno) {
+		print ""
+		print "**The accuracies are NOT private** (results.tsv `acc_private` ="
+		print "no): they are computed without privacy on the target's test"
+		print "rows, records of a protected dataset (`predict` marks them)."
 	}
 	print ""
 	table("all")

@@ -13,7 +13,10 @@
 # the student (classify, assoc).
 # Output (the common shape of pipelines/README.md, then this
 # experiment's columns): task method epsilon reps accuracy accuracy_sd
-# eps_spent wall_s verdict, then teachers mechanism noise student answered
+# eps_spent wall_s verdict acc_private, then teachers mechanism noise
+# student answered (acc_private: "no" unless every raw mark of the test
+# rows, in predict's report, is of a dataset declared public: -v public,
+# or the verdict "public" in the ledger)
 # label_acc teacher_acc epsilon_data_dependent data_dependent_released.
 # task is "mnist->usps n=N" (N teachers; "mnist->usps" for the
 # baselines); method MECH-STUDENT (lnmax-classify, cgnmax-assoc, ...; the
@@ -124,9 +127,16 @@ kind == "labels.acc" && FNR == 2 {
 }
 kind == "labels.tns.dd" { if ($0 ~ /^released /) ddrel[g0]++; if ($0 != "none") ddtry[g0]++ }
 kind == "vote.ms" { vms[g0] += $1 }
+kind == "student.acc" && FNR == 1 && $NF != "raw" { accraw[g] = "?" }
 kind == "student.acc" && $1 == "all" {
 	sacc[g] += $2; sacc2[g] += $2 * $2; ns[g]++
+	# The test rows' raw marks (predict): NOT private unless the ledger
+	# reports every such dataset public (checked at the end).
+	if ($NF != "-")
+		accraw[g] = accraw[g] (accraw[g] == "" ? "" : ",") $NF
 }
+kind == "ledger.tsv" && FNR > 1 && $11 == "public" { pubd[g, $1] = 1 }
+BEGIN { npub = split(public, pl, " "); for (i = 1; i <= npub; i++) declared[pl[i]] = 1 }
 kind == "ledger.tsv" && FNR > 1 {
 	if (!((g, $1) in spent)) {
 		dsets[g] = dsets[g] (dsets[g] == "" ? "" : SUBSEP) $1
@@ -153,7 +163,8 @@ END {
 	if (bad)
 		exit 1
 	print "task", "method", "epsilon", "reps", "accuracy", "accuracy_sd",
-	    "eps_spent", "wall_s", "verdict", "teachers", "mechanism", "noise",
+	    "eps_spent", "wall_s", "verdict", "acc_private", "teachers",
+	    "mechanism", "noise",
 	    "student", "answered", "label_acc", "teacher_acc",
 	    "epsilon_data_dependent", "data_dependent_released"
 	mo["lnmax"] = 1; mo["gnmax"] = 2; mo["cgnmax"] = 3; mo["exact"] = 4
@@ -171,6 +182,13 @@ END {
 		e = ne[g] ? sprintf("%.4f", eps[g] / ne[g]) : "-"
 		if (f[2] == "no-teachers-dpsgd")
 			e = substr(f[3], 5)
+		ap = "yes"
+		na = split(accraw[g], ar, ",")
+		for (j = 1; j <= na; j++) {
+			split(ar[j], dm, "=")
+			if (ar[j] == "?" || !((g, dm[1]) in pubd || dm[1] in declared))
+				ap = "no"
+		}
 		nd = split(dsets[g], d, SUBSEP)
 		sp = ""
 		for (j = 1; j <= nd; j++)
@@ -180,7 +198,7 @@ END {
 		    sprintf("%.2f", 100 * m) OFS sprintf("%.2f", 100 * sd) OFS \
 		    (sp == "" ? "-" : sp) OFS \
 		    (f[1] != "-" ? sprintf("%.3f", (vms[h] / nl[h] + sms[g] / r) / 1000) : "-") OFS \
-		    ((g in verdict) ? verdict[g] : "-") OFS \
+		    ((g in verdict) ? verdict[g] : "-") OFS ap OFS \
 		    f[1] OFS f[2] OFS f[3] OFS f[4] OFS \
 		    (nl[h] ? sprintf("%.1f", ans[h] / nl[h]) : "-") OFS \
 		    (nla[h] ? sprintf("%.4f", lacc[h] / nla[h]) : "-") OFS \

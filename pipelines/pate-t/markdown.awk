@@ -16,10 +16,12 @@ FILENAME ~ /paper004/ {
 	pr[++npr] = "| " $1 " | " $2 " | " $3 " | " $4 " | " $5 " | " $6 " |"
 	next
 }
+function notp(v) { return v == "yes" ? "" : " **NOT private**" }
 FNR == 1 {
 	for (i = 1; i <= NF; i++)
 		c[$i] = i
-	if ($1 != "task" || !("data_dependent_released" in c)) {
+	if ($1 != "task" || !("data_dependent_released" in c) ||
+	    !("acc_private" in c)) {
 		print "markdown.awk: " FILENAME ": not pate-t's results.tsv" > "/dev/stderr"
 		bad = 1
 		exit 1
@@ -52,7 +54,9 @@ END {
 	    "can never beat the data-independent one for that many teachers).  " \
 	    "Accuracies are means over %s repeats (fresh vote noise each; sd " \
 	    "over the repeats).  Rows without an epsilon are NOT private for " \
-	    "MNIST.\n\n", share, slist, delta, reps
+	    "MNIST.  Student accuracies marked NOT private are computed without " \
+	    "privacy on test rows of a dataset not declared public (results.tsv " \
+	    "acc_private).\n\n", share, slist, delta, reps
 	print "| teachers | mechanism | noise | student | epsilon (guarantee) | data-dependent epsilon (sanitised) | released | answered | label acc. % | student acc. % (sd) | mean teacher acc. % | wall s |"
 	print "|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for (i = 1; i <= nr; i++) {
@@ -62,11 +66,12 @@ END {
 			e = (f[c["verdict"]] == "-") ? "(no MNIST)" : "NOT private"
 		else if (f[c["mechanism"]] == "no-teachers-dpsgd")
 			e = e " (ledger: " f[c["eps_spent"]] ")"
-		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s | %s |\n",
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s)%s | %s | %s |\n",
 		    f[c["teachers"]], f[c["mechanism"]], f[c["noise"]], f[c["student"]], e,
 		    f[c["epsilon_data_dependent"]], f[c["data_dependent_released"]],
 		    f[c["answered"]], pct(f[c["label_acc"]]), f[c["accuracy"]],
-		    f[c["accuracy_sd"]], pct(f[c["teacher_acc"]]), f[c["wall_s"]]
+		    f[c["accuracy_sd"]], notp(f[c["acc_private"]]),
+		    pct(f[c["teacher_acc"]]), f[c["wall_s"]]
 	}
 
 	print ""

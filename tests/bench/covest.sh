@@ -42,11 +42,11 @@ for THREADS in $THREADS_LIST; do
 		t0=$(date +%s.%N)
 		if [ -x /usr/bin/time ]; then
 			/usr/bin/time -f '%U %S' -o "$W/cov-time" \
-				$B/covest -q -v --sigma 1 --clip 100 --dataset bench \
+				$B/covest -q -v --sigma 1 --clip 100 --dataset bench --assume-raw \
 				-o "$W/cov-out.tns" "$W/cov-x.tns" 2> "$W/cov-err"
 		else
 			echo "nan 0" > "$W/cov-time"
-			$B/covest -q -v --sigma 1 --clip 100 --dataset bench \
+			$B/covest -q -v --sigma 1 --clip 100 --dataset bench --assume-raw \
 				-o "$W/cov-out.tns" "$W/cov-x.tns" 2> "$W/cov-err"
 		fi
 		t1=$(date +%s.%N)
