@@ -14,13 +14,18 @@ SHELL := bash
 PREFIX ?= /usr/local
 CC ?= cc
 TOOLS := featurize tns rdp-account psdshrink coral-align covest dpsgd-train predict teacher-vote gmm-fit kde-publish mia-eval
-LIB_SRC := $(wildcard lib/*.c)
-LIB_HDR := $(wildcard lib/*.h)
+# The library's rooms (README.md, "Where things are"): lib/ never prints,
+# exits or reads the environment; tools/common is the tools' own archive.
+ROOMS := common format dp num ml mech
+LIB_SRC := $(foreach r,$(ROOMS),$(wildcard lib/$(r)/*.c))
+LIB_HDR := $(foreach r,$(ROOMS),$(wildcard lib/$(r)/*.h))
+CLI_SRC := $(wildcard tools/common/*.c)
+CLI_HDR := $(wildcard tools/common/*.h)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 
 WARN := -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Werror
 CFLAGS ?= -O2 -g
-CPPFLAGS += -D_GNU_SOURCE -Ilib
+CPPFLAGS += -D_GNU_SOURCE $(addprefix -Ilib/,$(ROOMS)) -Itools/common
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(XCFLAGS)
 LDLIBS := -lcsv -lzstd -llapacke -lopenblas -lgmp -lz -lm
 
@@ -52,28 +57,38 @@ deps: ## install missing Debian packages (apt-get; sudo when not root)
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
 	fi
 
-$(B)/obj/%.o: lib/%.c $(LIB_HDR) | $(B)/obj
+$(B)/obj/%.o: lib/%.c $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/obj/cli/%.o: tools/common/%.c $(LIB_HDR) $(CLI_HDR)
+	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 $(B)/libprivada.a: $(patsubst lib/%.c,$(B)/obj/%.o,$(LIB_SRC))
 	rm -f $@
 	ar rcs $@ $^
 
-$(BIN)/%: tools/%.c $(B)/libprivada.a $(LIB_HDR) | $(BIN)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(B)/libprivada.a $(LDLIBS)
+$(B)/libprivada-cli.a: $(patsubst tools/common/%.c,$(B)/obj/cli/%.o,$(CLI_SRC))
+	rm -f $@
+	ar rcs $@ $^
+
+LIBS := $(B)/libprivada-cli.a $(B)/libprivada.a
+$(BIN)/%: tools/%.c $(LIBS) $(LIB_HDR) $(CLI_HDR) | $(BIN)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIBS) $(LDLIBS)
 
 $(B)/unit/%: tests/unit/%.c $(B)/libprivada.a $(LIB_HDR) | $(B)/unit
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Wno-conversion -o $@ $< $(B)/libprivada.a $(LDLIBS)
 
-$(B)/obj $(BIN) $(B)/unit:
+$(BIN) $(B)/unit:
 	mkdir -p $@
 
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(UNIT_SRC))
 HELPERS := $(patsubst tests/helpers/%.c,$(B)/tests-bin/%,$(wildcard tests/helpers/*.c))
 
-$(B)/tests-bin/%: tests/helpers/%.c $(B)/libprivada.a $(LIB_HDR)
+$(B)/tests-bin/%: tests/helpers/%.c $(LIBS) $(LIB_HDR) $(CLI_HDR)
 	mkdir -p $(B)/tests-bin
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(B)/libprivada.a $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIBS) $(LDLIBS)
 
 tests-bin: $(HELPERS) ## build the test-only helper programs
 
@@ -102,9 +117,9 @@ fuzz-run: $(B)/fuzz/fuzz_reader ## run the reader fuzzer for FUZZ_SECONDS on the
 bench: all $(HELPERS) $(B)/bench/mkbig ## benchmarks (ratios against baselines run alongside)
 	@tests/bench/run
 
-$(B)/bench/%: tests/bench/%.c $(B)/libprivada.a $(LIB_HDR)
+$(B)/bench/%: tests/bench/%.c $(LIBS) $(LIB_HDR) $(CLI_HDR)
 	mkdir -p $(B)/bench
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(B)/libprivada.a $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIBS) $(LDLIBS)
 
 install: all ## install tools and man pages under PREFIX
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \

@@ -744,7 +744,7 @@ dann_fwd_bwd(struct trainer *t, struct stream *st, const uint64_t *rows,
 /*
  * g_i += (float)(x_i / b), then x_i = 0 (the sum is ready for the next
  * step).  Blocks of 8 in local arrays, a form GCC's -O2 vectoriser takes
- * (lib/nn.c, VB); the division and the rounding to float are the same
+ * (lib/ml/nn.c, VB); the division and the rounding to float are the same
  * correctly rounded operations either way, so the result is too.
  */
 #define VB 8
@@ -916,7 +916,7 @@ sub_net(struct nn_net *out, const struct nn_net *net, size_t from,
  * embedding is F's output), and H, its last layer.  A step takes a batch
  * A of labelled rows and a batch B of target rows:
  *   L = CE(H(F(A)), y) + beta1 walker + beta2 visit + beta3 cover
- * with the associative terms of lib/uda.h on F(A) and F(B); the gradient
+ * with the associative terms of lib/ml/uda.h on F(A) and F(B); the gradient
  * reaches F through both batches.
  */
 struct assoc {
@@ -1025,7 +1025,7 @@ assoc_step(struct trainer *t, struct rng *r, double *seen)
  *   E_t: beta_kd KD(C(E_s(x)), C(E_t(x)); T) + beta_im IM(C(E_t(x)))
  *        - beta_adv lambda_p Ld      (through a gradient reversal layer)
  *   D:   Ld = CE(D(z), 0) + CE(D(E_t(x)), 1)   (batch means)
- * with lambda_p Ganin's schedule from 0 to 1 and KD, IM of lib/uda.h.
+ * with lambda_p Ganin's schedule from 0 to 1 and KD, IM of lib/ml/uda.h.
  */
 struct gmmuda {
 	struct nn_dann nets;		/* feat E_t, head C (frozen), dom D */
@@ -1352,7 +1352,7 @@ record_release(struct ts_meta *meta, struct rng *rng,
 		e.rdp[i] *= (double)t->steps * reps;
 	/* The TV distance and the epsilon it is charged at go in the
 	 * entry: the accountant charges it again at the epsilon of the
-	 * composition when that is larger (lib/ledger.c). */
+	 * composition when that is larger (lib/dp/ledger.c). */
 	if (st->tv > 0) {
 		e.tv = st->tv;
 		e.tv_epsilon = st->eps > EPS_REF ? st->eps : EPS_REF;

@@ -301,7 +301,7 @@ model_part(const struct ts_meta *m, const char *dataset, const char *label,
 
 /*
  * Whether the models were trained on disjoint parts of one split
- * (lib/parts.h).  Then one record of the dataset reaches one model, and a
+ * (lib/dp/parts.h).  Then one record of the dataset reaches one model, and a
  * guarantee about one model more or less (or replaced) is a guarantee
  * about one record.
  * @return NULL when disjoint, else the reason (a static string).

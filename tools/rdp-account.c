@@ -714,7 +714,7 @@ compute(struct opts *o, struct result *res, double *tmp)
 	res->eps_pld = NAN;
 	if (o->nev == 1 && o->ev[0].kind == K_SGM && o->ev[0].pld) {
 		/* A second, usually tighter bound: the privacy loss
-		 * distribution (lib/pld.h); both are valid upper bounds. */
+		 * distribution (lib/dp/pld.h); both are valid upper bounds. */
 		int rc = pld_sgm_epsilon(o->ev[0].q, o->ev[0].sigma,
 		    o->ev[0].steps, o->delta, 0, &res->eps_pld);
 		if (rc != 0)

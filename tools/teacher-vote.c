@@ -566,7 +566,7 @@ teacher_part(const struct ts_meta *m, const char *dataset,
 /*
  * The teachers must be trained on disjoint data: parts of one split (the
  * same parent, the same number of parts and, when tns split records it,
- * the same split.id) with distinct indices (lib/parts.h), and they must
+ * the same split.id) with distinct indices (lib/dp/parts.h), and they must
  * answer the same queries.
  */
 static void
@@ -769,7 +769,7 @@ write_release(struct ts_writer *w, const struct votes *v, const int32_t *y,
  *    Raskhodnikova and Smith 2007), raised to at least 2^-12 and by a
  *    relative 2^-20 (the floating-point error of LS);
  *  - the release f~ = h (round(f / h) + Z), h = 2^-32, Z an exact
- *    discrete Gaussian of standard deviation sigma_s SS / h (lib/noise.h).
+ *    discrete Gaussian of standard deviation sigma_s SS / h (lib/dp/noise.h).
  * The continuous GNSS f + SS N(0, sigma_s^2) is (a', e)-RDP for 1 < a' <
  * 1/(2 beta) with e = a' e^(2 beta) / sigma_s^2 + (beta a' - log(1 - 2 a'
  * beta) / 2) / (a' - 1) (their Thm. 23).  On the grid, the two centres

@@ -88,7 +88,7 @@ time_fast(enum fast_op op, const struct noise_fast *h, struct rng *r,
 	report2(what, n, bw, bc);
 }
 
-/* Test hook of lib/rng.c (see tests/unit/test_rng.c): force a handle's
+/* Test hook of lib/dp/rng.c (see tests/unit/test_rng.c): force a handle's
  * block function, 0 portable, 1 AVX2, 2 AVX-512; -1 if unsupported. */
 
 /* Keystream bytes per second of rng_bytes (64 KiB reads, best of three)

@@ -1,4 +1,4 @@
-/* Unit tests of the streaming CSV reader (lib/csvin.c). */
+/* Unit tests of the streaming CSV reader (lib/format/csvin.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* Unit tests of the hashing, gunzipping input wrapper (lib/infile.c). */
+/* Unit tests of the hashing, gunzipping input wrapper (lib/format/infile.c). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* Unit tests of the dp.* ledger encoding (lib/ledger.c). */
+/* Unit tests of the dp.* ledger encoding (lib/dp/ledger.c). */
 #include <string.h>
 
 #include <math.h>

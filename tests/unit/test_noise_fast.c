@@ -24,6 +24,7 @@
 
 #include "noise.h"
 #include "noise_fast.h"
+#include "noise_fast_test.h"
 #include "rng.h"
 #include "stat.h"
 #include "tap.h"

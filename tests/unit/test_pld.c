@@ -1,19 +1,19 @@
 /*
- * Unit tests of the PLD accountant (lib/pld.h).
+ * Unit tests of the PLD accountant (lib/dp/pld.h).
  *
  * Known answers:
  *  - q = 1 is the Gaussian mechanism, whose privacy loss is N(mu, 2 mu),
  *    mu = 1/(2 sigma^2), and T steps are one Gaussian with sigma/sqrt(T):
  *    the exact epsilon(delta) and delta(eps) are the analytic Gaussian
- *    mechanism's (Balle and Wang 2018; lib/rdp.h rdp_agm_*);
+ *    mechanism's (Balle and Wang 2018; lib/dp/rdp.h rdp_agm_*);
  *  - one step of the subsampled Gaussian has a closed-form delta(eps),
- *    written out again here from the definitions (not from lib/pld.c):
+ *    written out again here from the definitions (not from lib/dp/pld.c):
  *    connect the dots must reproduce it at every grid point and never
  *    fall below it between them;
  *  - tests/data/accounting/sgm_epsilon_pld.csv (README.md there):
  *    Google dp_accounting's PLDAccountant (grid 1e-4, connect the dots)
  *    and Opacus' PRV accountant (within 0.01 above the true value), for
- *    every row whose PLD status is ok; also the RDP bound (lib/rdp.h).
+ *    every row whose PLD status is ok; also the RDP bound (lib/dp/rdp.h).
  *
  * Run from the repository root (tests/run does).
  */

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the RDP accountant (lib/rdp.h) against the reference
+ * Unit tests of the RDP accountant (lib/dp/rdp.h) against the reference
  * tables in tests/data/accounting/ (README.md there defines every column:
  * values from Google's dp_accounting, Opacus, TF Privacy and an
  * independent 30-digit mpmath evaluation).  Every row of every table

@@ -132,7 +132,7 @@ test_seeded_derivation(void)
 }
 
 /*
- * Test hooks of lib/rng.c (not part of rng.h): the block function of one
+ * Test hooks of lib/dp/rng.c (not part of rng.h): the block function of one
  * implementation, and forcing a handle's implementation and position.
  */
 #define IMPL_PORTABLE 0

@@ -1,4 +1,4 @@
-/* Unit tests of lib/tensor.c: metadata map, names, keys, UTF-8, sizes. */
+/* Unit tests of lib/format/tensor.c: metadata map, names, keys, UTF-8, sizes. */
 #include <stdlib.h>
 #include <string.h>
 

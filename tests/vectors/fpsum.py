@@ -1,5 +1,5 @@
 """An independent model of the floating-point margin that covest and
-gmm-fit charge to their sensitivities (lib/fpsum.h; Casacuberta,
+gmm-fit charge to their sensitivities (lib/dp/fpsum.h; Casacuberta,
 Shoemate, Vadhan, Wagaman, CCS 2022), in exact rational arithmetic, and a
 pair of neighbouring datasets whose computed sums differ by more than the
 clip bound.  Python floats are IEEE-754 doubles rounded to nearest, so

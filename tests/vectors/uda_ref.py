@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Reference values of the lib/uda losses for tests/unit/test_uda.c,
-computed independently with numpy from the formulas of lib/uda.h on the
+computed independently with numpy from the formulas of lib/ml/uda.h on the
 fixed inputs below (the same inputs are in the C test).  Run it to
 regenerate the constants: /usr/bin/python3 tests/vectors/uda_ref.py"""
 import numpy as np

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerate extra_sgm_mpmath.csv: RDP of one step of the Poisson-subsampled
 Gaussian mechanism outside the reference grid (extreme q, sigma, orders),
-computed independently of lib/rdp.c with mpmath at 40 digits.
+computed independently of lib/dp/rdp.c with mpmath at 40 digits.
 
 Integer order m: log1p(sum_{i=2}^m C(m,i) (1-q)^(m-i) q^i expm1((i^2-i)/(2 s^2)))/(m-1).
 Fractional order a: log1p(A-1)/(a-1), A-1 = E_{z~N(0,s^2)}[(1-q+q exp((2z-1)/(2s^2)))^a - 1]

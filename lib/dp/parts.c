@@ -56,13 +56,18 @@ part_free(struct split_part *p)
 	memset(p, 0, sizeof *p);
 }
 
-static const struct split_part *const *sort_base;
+/* A part's index and its place in the caller's array: sorted by index
+ * without a file-level variable (qsort has no context argument in C11),
+ * so that parts_disjoint is reentrant. */
+struct ord {
+	uint64_t i;
+	size_t t;
+};
 
 static int
 by_index(const void *x, const void *y)
 {
-	uint64_t a = sort_base[*(const size_t *)x]->i;
-	uint64_t b = sort_base[*(const size_t *)y]->i;
+	uint64_t a = ((const struct ord *)x)->i, b = ((const struct ord *)y)->i;
 
 	return a < b ? -1 : a > b;
 }
@@ -71,7 +76,7 @@ int
 parts_disjoint(const struct split_part *const *pp, size_t n, size_t *a,
     size_t *b)
 {
-	size_t *ord;
+	struct ord *ord;
 	int rc = PARTS_DISJOINT;
 
 	*a = *b = 0;
@@ -91,14 +96,16 @@ parts_disjoint(const struct split_part *const *pp, size_t n, size_t *a,
 		return PARTS_DISJOINT;
 	if ((ord = malloc(n * sizeof *ord)) == NULL)
 		return PARTS_NOMEM;
-	for (size_t t = 0; t < n; t++)
-		ord[t] = t;
-	sort_base = pp;		/* qsort has no context argument in C11 */
+	for (size_t t = 0; t < n; t++) {
+		ord[t].i = pp[t]->i;
+		ord[t].t = t;
+	}
 	qsort(ord, n, sizeof *ord, by_index);
 	for (size_t t = 1; t < n; t++)
-		if (pp[ord[t]]->i == pp[ord[t - 1]]->i) {
-			*a = ord[t - 1] < ord[t] ? ord[t - 1] : ord[t];
-			*b = ord[t - 1] < ord[t] ? ord[t] : ord[t - 1];
+		if (ord[t].i == ord[t - 1].i) {
+			size_t u = ord[t - 1].t, v = ord[t].t;
+			*a = u < v ? u : v;
+			*b = u < v ? v : u;
 			rc = PARTS_SAME;
 			break;
 		}

@@ -35,16 +35,18 @@
 #ifndef PRIVADA_NOISE_H
 #define PRIVADA_NOISE_H
 
+#include "pverr.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #include "rng.h"
 
 enum noise_error {
-	NOISE_OK = 0,
-	NOISE_E_RANGE = -1,	/* a parameter or input value outside its domain */
-	NOISE_E_OVERFLOW = -2,	/* a result would not fit: nothing may be released */
-	NOISE_E_NOMEM = -3	/* out of memory */
+	NOISE_OK = PV_OK,
+	NOISE_E_RANGE = PV_E_RANGE,	/* a parameter or input value outside its domain */
+	NOISE_E_OVERFLOW = PV_E_OVERFLOW,	/* a result would not fit: nothing may be released */
+	NOISE_E_NOMEM = PV_E_NOMEM	/* out of memory */
 };
 
 /* Name of a NOISE_E_* code ("parameter out of range", ...). */

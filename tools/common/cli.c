@@ -42,8 +42,17 @@ cli_init(const char *p, int argc, char **argv)
 	const char *slash = strrchr(p, '/');
 
 	prog = slash ? slash + 1 : p;
+	/* A copy of the arguments as typed: getopt_long permutes argv, and
+	 * prov.args must record the command that was run.  argv[0] becomes
+	 * the program's name, so that getopt's own messages start with it,
+	 * as every other message does, and not with the path it was run by. */
 	argc_saved = argc;
-	argv_saved = argv;
+	if ((argv_saved = calloc((size_t)argc + 1, sizeof *argv_saved)) == NULL)
+		cli_die(EX_OSERR, "out of memory");
+	for (int i = 0; i < argc; i++)
+		argv_saved[i] = argv[i];
+	if (argc > 0)
+		argv[0] = (char *)prog;
 	setlocale(LC_ALL, "C");
 	atexit(out_cleanup);
 }

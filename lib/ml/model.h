@@ -1,7 +1,7 @@
 /*
  * model.h: a dense classifier and its tensor-stream form.
  *
- * A model is a chain of L dense layers (lib/nn.h: ReLU between layers,
+ * A model is a chain of L dense layers (lib/ml/nn.h: ReLU between layers,
  * logits out) with its flat f32 parameter vector.  In a stream
  * (formats/tensor-stream.md) it is, in this order, the tensors
  *   model/fc<k>/W   f32 [in, out]   (k = 1..L, row-major, x W + b)

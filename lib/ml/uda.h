@@ -41,14 +41,16 @@
 #ifndef PRIVADA_UDA_H
 #define PRIVADA_UDA_H
 
+#include "pverr.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #define UDA_LOG_EPS 1e-8
 
 enum uda_error {
-	UDA_OK = 0,
-	UDA_E_RANGE = -1	/* a size of 0 or too large, a negative label,
+	UDA_OK = PV_OK,
+	UDA_E_RANGE = PV_E_RANGE	/* a size of 0 or too large, a negative label,
 				 * a weight or temperature out of range */
 };
 

@@ -17,23 +17,26 @@
 #ifndef PRIVADA_TSTREAM_H
 #define PRIVADA_TSTREAM_H
 
+#include "pverr.h"
+
 #include <stdint.h>
 #include <stdio.h>
 
 #include "tensor.h"
+#include "xxh64.h"
 
 enum ts_error {
-	TS_OK = 0,
-	TS_E_IO = -1,		/* read or write error (errno text in message) */
-	TS_E_NOMEM = -2,	/* out of memory */
-	TS_E_ZSTD = -3,		/* corrupt compressed data */
-	TS_E_TRUNCATED = -4,	/* input ends early */
-	TS_E_FORMAT = -5,	/* malformed record or field */
-	TS_E_VERSION = -6,	/* unsupported major version */
-	TS_E_LIMIT = -7,	/* a size exceeds a reader limit */
-	TS_E_OVERFLOW = -8,	/* a size computation overflows */
-	TS_E_CHECKSUM = -9,	/* zstd content checksum mismatch or missing */
-	TS_E_USAGE = -10	/* API used out of order or with bad arguments */
+	TS_OK = PV_OK,
+	TS_E_IO = PV_E_IO,		/* read or write error (errno text in message) */
+	TS_E_NOMEM = PV_E_NOMEM,	/* out of memory */
+	TS_E_ZSTD = PV_E_ZSTD,		/* corrupt compressed data */
+	TS_E_TRUNCATED = PV_E_TRUNCATED,	/* input ends early */
+	TS_E_FORMAT = PV_E_FORMAT,	/* malformed record or field */
+	TS_E_VERSION = PV_E_VERSION,	/* unsupported major version */
+	TS_E_LIMIT = PV_E_LIMIT,	/* a size exceeds a reader limit */
+	TS_E_OVERFLOW = PV_E_OVERFLOW,	/* a size computation overflows */
+	TS_E_CHECKSUM = PV_E_CHECKSUM,	/* zstd content checksum mismatch or missing */
+	TS_E_USAGE = PV_E_USAGE	/* API used out of order or with bad arguments */
 };
 
 #define TS_VERSION_MAJOR 1
@@ -136,18 +139,5 @@ int ts_write_flush(struct ts_writer *w);
  * @return 0 or a negative TS_E* code. */
 int ts_writer_finish(struct ts_writer *w);
 const char *ts_writer_errmsg(const struct ts_writer *w);
-
-/* XXH64 (public algorithm by Yann Collet), streaming. */
-struct ts_xxh64 {
-	uint64_t v[4], total;
-	unsigned char buf[32];
-	size_t buflen;
-	uint64_t seed;
-};
-void ts_xxh64_init(struct ts_xxh64 *s, uint64_t seed);
-void ts_xxh64_update(struct ts_xxh64 *s, const void *p, size_t n);
-uint64_t ts_xxh64_final(const struct ts_xxh64 *s);
-/* XXH64 of the n bytes at p in one call. */
-uint64_t ts_xxh64(const void *p, size_t n, uint64_t seed);
 
 #endif

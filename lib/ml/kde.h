@@ -17,7 +17,7 @@
  * kde_em_sample draws exactly from P[k] proportional to
  * exp(-c (Q - q_k)) for integer scores q_k and a rational c, by rounds
  * over integer levels of the exponent with exact coins (bits of the
- * constants 2^j e^-l and e^-1, and lib/noise.h's Bernoulli(exp(-f))).
+ * constants 2^j e^-l and e^-1, and lib/dp/noise.h's Bernoulli(exp(-f))).
  *
  * Nothing here prints, exits or reads the environment.  Functions are
  * thread-safe given distinct scratch buffers and rng handles.

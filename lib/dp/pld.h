@@ -84,14 +84,16 @@
 #ifndef PRIVADA_PLD_H
 #define PRIVADA_PLD_H
 
+#include "pverr.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 enum pld_error {
-	PLD_OK = 0,
-	PLD_E_PARAM = -1,	/* an argument is out of its range */
-	PLD_E_NOMEM = -2,	/* out of memory */
-	PLD_E_SIZE = -3		/* over PLD_MAX_POINTS points: choose
+	PLD_OK = PV_OK,
+	PLD_E_PARAM = PV_E_RANGE,	/* an argument is out of its range */
+	PLD_E_NOMEM = PV_E_NOMEM,	/* out of memory */
+	PLD_E_SIZE = PV_E_SIZE		/* over PLD_MAX_POINTS points: choose
 				 * a coarser grid, or 0 */
 };
 

@@ -40,6 +40,8 @@
 #ifndef PRIVADA_GMM_H
 #define PRIVADA_GMM_H
 
+#include "pverr.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,11 +54,11 @@
 enum gmm_cov { GMM_FULL = 0, GMM_DIAG = 1, GMM_SPHERICAL = 2 };
 
 enum gmm_error {
-	GMM_OK = 0,
-	GMM_E_RANGE = -1,	/* an argument out of its documented range */
-	GMM_E_NOMEM = -2,	/* out of memory */
-	GMM_E_NOTPD = -3,	/* a covariance is not positive definite */
-	GMM_E_NUMERIC = -4	/* a log-likelihood is not finite */
+	GMM_OK = PV_OK,
+	GMM_E_RANGE = PV_E_RANGE,	/* an argument out of its documented range */
+	GMM_E_NOMEM = PV_E_NOMEM,	/* out of memory */
+	GMM_E_NOTPD = PV_E_NOTPD,	/* a covariance is not positive definite */
+	GMM_E_NUMERIC = PV_E_NUMERIC	/* a log-likelihood is not finite */
 };
 
 /* "argument out of range", ... */

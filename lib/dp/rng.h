@@ -29,13 +29,15 @@
 #ifndef PRIVADA_RNG_H
 #define PRIVADA_RNG_H
 
+#include "pverr.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 enum rng_error {
-	RNG_OK = 0,
-	RNG_E_ENTROPY = -1,	/* no secure randomness (errno says why) */
-	RNG_E_NOMEM = -2	/* out of memory */
+	RNG_OK = PV_OK,
+	RNG_E_ENTROPY = PV_E_ENTROPY,	/* no secure randomness (errno says why) */
+	RNG_E_NOMEM = PV_E_NOMEM	/* out of memory */
 };
 
 struct rng;

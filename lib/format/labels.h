@@ -17,6 +17,8 @@
 #ifndef PRIVADA_LABELS_H
 #define PRIVADA_LABELS_H
 
+#include "pverr.h"
+
 #include <stddef.h>
 
 #include "tensor.h"
@@ -38,10 +40,10 @@ struct label_set {
 
 /* label_get's and label_classes' results. */
 enum {
-	LABEL_OK = 0,
-	LABEL_E_BAD = -1,	/* malformed label.* metadata (data error) */
-	LABEL_E_PRIVATE = -2,	/* DP run on a label set learnt from data */
-	LABEL_E_USAGE = -3	/* --classes missing or in conflict */
+	LABEL_OK = PV_OK,
+	LABEL_E_BAD = PV_E_FORMAT,	/* malformed label.* metadata (data error) */
+	LABEL_E_PRIVATE = PV_E_PRIVATE,	/* DP run on a label set learnt from data */
+	LABEL_E_USAGE = PV_E_OPTION	/* --classes missing or in conflict */
 };
 
 /*

@@ -19,6 +19,7 @@
 #include <gmp.h>
 
 #include "noise_fast.h"
+#include "noise_fast_test.h"
 
 __extension__ typedef unsigned __int128 u128;
 

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "tstream.h"
+#include "xxh64.h"
 
 #define P1 UINT64_C(0x9E3779B185EBCA87)
 #define P2 UINT64_C(0xC2B2AE3D27D4EB4F)

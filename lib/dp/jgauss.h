@@ -29,13 +29,15 @@
 #ifndef PRIVADA_JGAUSS_H
 #define PRIVADA_JGAUSS_H
 
+#include "pverr.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 enum jgauss_error {
-	JGAUSS_OK = 0,
-	JGAUSS_E_RANGE = -1,	/* a part's noise or grid is out of range */
-	JGAUSS_E_NOROOT = -2	/* no multiplier in range meets the target */
+	JGAUSS_OK = PV_OK,
+	JGAUSS_E_RANGE = PV_E_RANGE,	/* a part's noise or grid is out of range */
+	JGAUSS_E_NOROOT = PV_E_NOROOT	/* no multiplier in range meets the target */
 };
 
 /* What a plan must meet. */

@@ -7,7 +7,7 @@
  * Networks.  A struct nn_net is a chain of dense layers
  *   a_{l+1} = act_l(a_l W_l + b_l),   W_l: in x out,  b_l: out,
  * with a_0 the input rows.  Every parameter lives in one flat f32 vector
- * that the caller owns (lib/model.h): W_l row-major at param[off_l], b_l
+ * that the caller owns (lib/ml/model.h): W_l row-major at param[off_l], b_l
  * right after it.  Gradients and clipped sums use the same layout.
  * Several nets may share one parameter vector at disjoint offsets (a
  * feature extractor and heads: DANN), each net with its own workspace;
@@ -51,16 +51,18 @@
 #ifndef PRIVADA_NN_H
 #define PRIVADA_NN_H
 
+#include "pverr.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #include "rng.h"
 
 enum nn_error {
-	NN_OK = 0,
-	NN_E_RANGE = -1,	/* an argument out of its documented range */
-	NN_E_NOMEM = -2,	/* out of memory, or a size overflows */
-	NN_E_NOISE = -3		/* the noise sampler failed (nothing released) */
+	NN_OK = PV_OK,
+	NN_E_RANGE = PV_E_RANGE,	/* an argument out of its documented range */
+	NN_E_NOMEM = PV_E_NOMEM,	/* out of memory, or a size overflows */
+	NN_E_NOISE = PV_E_NOISE		/* the noise sampler failed (nothing released) */
 };
 
 enum nn_act { NN_ACT_IDENTITY = 0, NN_ACT_RELU = 1 };

@@ -18,14 +18,16 @@
 #ifndef PRIVADA_SUBSPACE_H
 #define PRIVADA_SUBSPACE_H
 
+#include "pverr.h"
+
 #include <stddef.h>
 
 #include "rng.h"
 
 enum subspace_error {
-	SUBSPACE_OK = 0,
-	SUBSPACE_E_RANGE = -1,	/* an argument outside its domain */
-	SUBSPACE_E_NOMEM = -2	/* out of memory */
+	SUBSPACE_OK = PV_OK,
+	SUBSPACE_E_RANGE = PV_E_RANGE,	/* an argument outside its domain */
+	SUBSPACE_E_NOMEM = PV_E_NOMEM	/* out of memory */
 };
 
 /* A uniformly random permutation of 0..d-1 into perm (Fisher-Yates with

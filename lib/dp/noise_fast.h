@@ -201,7 +201,7 @@ int noise_fast_add_f32(const struct noise_fast *h, struct rng *r, float *x,
 /* The noise alone: z[0..n-1] = k_i gamma, bit for bit what noise_fast_add
  * leaves in an array of n zeros with the same stream (round(0 / gamma) =
  * 0), and the same charge on *tv_out (required).  For callers that draw
- * the noise ahead of the values it is added to (lib/nn.c): adding z_i to
+ * the noise ahead of the values it is added to (lib/ml/nn.c): adding z_i to
  * round(x_i / gamma) gamma there is the release of noise_fast_add.  The
  * handle must come from noise_fast_new_grid.
  * @return 0, or NOISE_E_RANGE (no grid, tv_out NULL). */
@@ -234,36 +234,5 @@ struct noise_fast_info {
 };
 void noise_fast_get_info(const struct noise_fast *h,
     struct noise_fast_info *info);
-
-/* ---- test hook (tests/unit only) ---- */
-
-/* Deliberately broken samplers, to show that the tests can fail:
- * FACTOR multiplies by K + 1 instead of K; TRUNCATE cuts every table at
- * 1.5 times its width; SMOOTHING gives Z_0 .. Z_{L-2} width K/3 instead of
- * 3K (too narrow to smooth K Z: the output's residues mod K are far from
- * uniform), with b still chosen to keep the variance s^2.  Never use
- * outside tests. */
-enum noise_fast_defect {
-	NOISE_FAST_DEFECT_NONE = 0,
-	NOISE_FAST_DEFECT_FACTOR = 1,
-	NOISE_FAST_DEFECT_TRUNCATE = 2,
-	NOISE_FAST_DEFECT_SMOOTHING = 3
-};
-int noise_fast_new_defective(struct noise_fast **out, double s, int defect);
-
-/* Use the 16-lane AVX-512F draws (on = 1) or the scalar code (on = 0)
- * from now on; both give the same values from the same stream, which the
- * tests check with this.  @return the previous setting, or -1 (nothing
- * changed) when on = 1 and this build or CPU has no AVX-512F. */
-int noise_fast_test_simd(struct noise_fast *h, int on);
-
-/* The law a table draw produces, read back from the alias table: p[x] =
- * P[|Z| = x] for x = 0 .. np-1 (0 beyond the table), from the outer table
- * (outer != 0) or the inner one.  For checking the table computation and
- * the alias construction against an independent pmf.
- * @return the table's support size T + 1, or NOISE_E_RANGE (no inner
- * table when L = 1). */
-int noise_fast_table_law(const struct noise_fast *h, int outer,
-    long double *p, size_t np);
 
 #endif

@@ -71,19 +71,35 @@ struct ts_reader {
 	char msg[768];
 };
 
-static const char *errnames[] = {
-	"success", "I/O error", "out of memory", "corrupt zstd data",
-	"truncated input", "malformed stream", "unsupported version",
-	"size limit exceeded", "size overflow", "checksum error",
-	"invalid use of the API",
-};
-
 const char *
 ts_strerror(int code)
 {
-	if (code > 0 || -code >= (int)(sizeof errnames / sizeof errnames[0]))
+	switch (code) {
+	case TS_OK:
+		return "success";
+	case TS_E_IO:
+		return "I/O error";
+	case TS_E_NOMEM:
+		return "out of memory";
+	case TS_E_ZSTD:
+		return "corrupt zstd data";
+	case TS_E_TRUNCATED:
+		return "truncated input";
+	case TS_E_FORMAT:
+		return "malformed stream";
+	case TS_E_VERSION:
+		return "unsupported version";
+	case TS_E_LIMIT:
+		return "size limit exceeded";
+	case TS_E_OVERFLOW:
+		return "size overflow";
+	case TS_E_CHECKSUM:
+		return "checksum error";
+	case TS_E_USAGE:
+		return "invalid use of the API";
+	default:
 		return "unknown error";
-	return errnames[-code];
+	}
 }
 
 static uint16_t

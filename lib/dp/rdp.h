@@ -26,15 +26,17 @@
 #ifndef PRIVADA_RDP_H
 #define PRIVADA_RDP_H
 
+#include "pverr.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 enum rdp_error {
-	RDP_OK = 0,
-	RDP_E_PARAM = -1,	/* an argument is out of its documented range */
-	RDP_E_NOMEM = -2,	/* out of memory */
-	RDP_E_NUMERIC = -3,	/* a computation did not converge (a bug) */
-	RDP_E_NOROOT = -4	/* an inverse query has no solution in range */
+	RDP_OK = PV_OK,
+	RDP_E_PARAM = PV_E_RANGE,	/* an argument is out of its documented range */
+	RDP_E_NOMEM = PV_E_NOMEM,	/* out of memory */
+	RDP_E_NUMERIC = PV_E_NUMERIC,	/* a computation did not converge (a bug) */
+	RDP_E_NOROOT = PV_E_NOROOT	/* an inverse query has no solution in range */
 };
 
 /* RDP -> (epsilon, delta) conversions. */
@@ -266,7 +268,7 @@ double rdp_pate_threshold_dep(double alpha, double logpr, double sigma1);
 double rdp_pate_gnmax_logq0(double alpha, double sigma);
 
 /* Union bound on log Pr[GNMax answer != argmax] when the noise is the
- * discrete Gaussian N_Z(0, sigma^2) (lib/noise.h) and ties count as
+ * discrete Gaussian N_Z(0, sigma^2) (lib/dp/noise.h) and ties count as
  * errors: for integer gaps g >= 0 of independent discrete Gaussians,
  * Pr[Z_j - Z_i >= g] <= C Phi_c((g - 1) / (sqrt(2) sigma)) with C = (1 +
  * tau(sigma/sqrt 2)) / (1 - tau(sigma))^2, tau(s) = 2 sum_{j>=1}

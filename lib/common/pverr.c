@@ -1,0 +1,33 @@
+/* pverr.c: messages of the library's error codes (pverr.h). */
+#include "pverr.h"
+
+const char *
+pv_strerror(int code)
+{
+	static const char *const msg[] = {
+		"success",
+		"argument out of range",
+		"out of memory",
+		"I/O error",
+		"corrupt zstd data",
+		"truncated input",
+		"malformed input",
+		"unsupported version",
+		"size limit exceeded",
+		"result does not fit",
+		"checksum error",
+		"invalid use of the API",
+		"no secure randomness",
+		"the noise sampler failed",
+		"matrix not positive definite",
+		"numerical failure",
+		"no solution in the search range",
+		"grid too fine: too many points",
+		"a value learnt from private rows used as public",
+		"options missing or in conflict",
+	};
+
+	if (code > 0 || code < PV_E_MIN)
+		return "unknown error";
+	return msg[-code];
+}
