@@ -39,7 +39,7 @@ DEB_PKGS := build-essential libcsv-dev libzstd-dev zstd zlib1g-dev \
 	python3-scipy gnuplot-nox
 
 PHONY_EXTRA := tests-bin
-.PHONY: $(PHONY_EXTRA) all deps test unit bats asan fuzz fuzz-run bench install run lint clean help
+.PHONY: $(PHONY_EXTRA) all deps test unit bats asan fuzz fuzz-run bench install run lint clean help identity
 
 all: $(BIN)/$(firstword $(TOOLS)) $(addprefix $(BIN)/,$(TOOLS)) ## build library and tools
 
@@ -113,6 +113,12 @@ fuzz-run: $(B)/fuzz/fuzz_reader ## run the reader fuzzer for FUZZ_SECONDS on the
 	cp formats/testdata/good/*.tns formats/testdata/bad/*.tns $(B)/fuzz/corpus/
 	$(B)/fuzz/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
 		-print_final_stats=1 $(B)/fuzz/corpus 2>&1 | tail -n 12
+
+# Seeded outputs of every tool equal those of git REF (default: the
+# merge-base with main); not part of make test.  See tests/identity/check.
+REF ?=
+identity: all ## seeded outputs equal those of git REF (default: merge-base with main)
+	tests/identity/check $(REF)
 
 bench: all $(HELPERS) $(B)/bench/mkbig ## benchmarks (ratios against baselines run alongside)
 	@tests/bench/run
