@@ -13,17 +13,15 @@
 #include "cli.h"
 #include "ledger.h"
 #include "pld.h"
+#include "pverr.h"
 #include "rdp.h"
 #include "tensor.h"
 #include "tstream.h"
+#include "verdict.h"
 
 #define MAX_CLASSES (1u << 20)		/* classes in one vote histogram */
 #define MAX_REPEAT 100000000ull		/* --repeat (benchmarks) */
 #define ID_SHOWN 8			/* hex digits of a release id in text */
-
-/* The note every data-dependent PATE result carries. */
-#define DD_NOTE "data-dependent bound: not differentially private unless " \
-	"released with smooth sensitivity (Papernot et al. 2018, section 4.3)"
 
 enum fmt { F_TEXT, F_TSV, F_JSON };
 enum kind { K_SGM, K_GAUSSIAN, K_LAPLACE, K_LNMAX, K_GNMAX };
@@ -134,6 +132,7 @@ struct opts {
 	size_t nfiles;
 	const char **public;		/* ledger --public lists, as given */
 	size_t npublic;
+	struct verdict_params vp;	/* ledger: filled by run_ledger */
 };
 
 /* What a computation over the events gives. */
@@ -900,7 +899,7 @@ text_events(const struct opts *o, const struct result *res)
 		printf("epsilon %.6g at delta %g (privacy loss distribution, "
 		    "connect-the-dots upper bound)\n", res->eps_pld, o->delta);
 	if (res->data_dependent)
-		printf("%s\n", DD_NOTE);
+		printf("%s\n", VERDICT_DD_NOTE);
 	if (o->verbose) {
 		const double *c = rdp_acct_curve(res->total);
 		printf("order\trdp\n");
@@ -974,7 +973,7 @@ tsv_events(const struct opts *o, const struct result *res)
 		putchar('\n');
 	}
 	if (res->data_dependent)
-		printf("data_dependent\ttrue\nnote\t%s\n", DD_NOTE);
+		printf("data_dependent\ttrue\nnote\t%s\n", VERDICT_DD_NOTE);
 	if (o->verbose) {
 		const double *c = rdp_acct_curve(res->total);
 		for (size_t j = 0; j < res->norders; j++) {
@@ -1052,7 +1051,7 @@ json_events(const struct opts *o, const struct result *res)
 		jkey(&first, "data_dependent");
 		fputs("true", stdout);
 		jkey(&first, "note");
-		jstr(DD_NOTE);
+		jstr(VERDICT_DD_NOTE);
 	}
 	if (o->verbose) {
 		const double *c = rdp_acct_curve(res->total);
@@ -1109,7 +1108,7 @@ run_events(struct opts *o)
 		    cli_prog(), (unsigned long long)o->repeat,
 		    (cpu_seconds() - t0) * 1e3 / (double)o->repeat);
 	if (res.data_dependent)
-		cli_warn("%s", DD_NOTE);
+		cli_warn("%s", VERDICT_DD_NOTE);
 	if (o->format == F_TEXT)
 		text_events(o, &res);
 	else if (o->format == F_TSV)
@@ -1130,285 +1129,6 @@ run_events(struct opts *o)
 
 /* ---- the ledger ---- */
 
-/* In rising severity, but for V_PUBLIC: a dataset declared public
- * (--public) without releases, set last. */
-enum verdict { V_PRIVATE, V_DATA_DEP, V_OVER_BUDGET, V_NO_EPSILON,
-	V_NOT_PRIVATE, V_UNKNOWN, V_PUBLIC };
-static const char *const verdict_names[] = {
-	"private", "data_dependent", "over_budget", "no_epsilon", "not_private",
-	"unknown_provenance", "public"
-};
-
-/* The report line of streams of unknown provenance (not a dataset name:
- * those are [a-z0-9_]). */
-#define UNKNOWN_NAME "(unknown)"
-
-struct dsreport {
-	const char *name;
-	struct ledger_total t;
-	int ok;				/* ledger_total succeeded */
-	char why[600];			/* the reasons, for people */
-	int verdict;
-	int fails;			/* fails --budget */
-	int public;			/* declared public (--public) */
-	int has_dd;			/* a sanitised data-dependent epsilon */
-	double eps_dd, order_dd;
-};
-
-static void
-why_add(struct dsreport *d, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-why_add(struct dsreport *d, const char *fmt, ...)
-{
-	size_t len = strlen(d->why);
-	va_list ap;
-
-	if (len + 3 >= sizeof d->why)
-		return;
-	if (len > 0) {
-		memcpy(d->why + len, "; ", 3);
-		len += 2;
-	}
-	va_start(ap, fmt);
-	vsnprintf(d->why + len, sizeof d->why - len, fmt, ap);
-	va_end(ap);
-}
-
-/* A parameter of an entry as a number, or NaN. */
-static double
-entry_num(const struct ledger_entry *e, const char *key)
-{
-	const char *v = ts_meta_get(&e->params, key);
-	char *end;
-	double x;
-
-	if (v == NULL)
-		return NAN;
-	errno = 0;
-	x = strtod(v, &end);
-	return errno || *end != '\0' || end == v ? NAN : x;
-}
-
-/* e's RDP at order a, or NaN if its curve does not have it. */
-static double
-entry_rdp_at(const struct ledger_entry *e, double a)
-{
-	for (size_t j = 0; j < e->norders; j++)
-		if (e->orders[j] == a)
-			return e->rdp[j];
-	return NAN;
-}
-
-/*
- * The data-dependent epsilon released with smooth sensitivity
- * (teacher-vote --data-dependent: entries of mechanism
- * pate_smooth_sensitivity with param.order, param.rdp_released and the
- * field sanitizes = the id of the PATE release they sanitise).  At that
- * order: the released value in place of the sanitised entry's curve,
- * plus every other entry's RDP (the releases' own costs included),
- * converted at the target delta.  Nothing when the entries disagree on
- * the order, some entry lacks the order, or some data-dependent entry is
- * not such a release.  @return 1 if *eps is set.
- */
-static int
-sanitised_dd(const struct opts *o, const struct ledger *l, const char *ds,
-    double delta, double *eps, double *order)
-{
-	double a = NAN, sum = 0, ord;
-	int n = 0;
-
-	for (size_t i = 0; i < l->n; i++) {
-		const struct ledger_entry *e = &l->e[i];
-		double x;
-
-		if (strcmp(e->dataset, ds) != 0 ||
-		    strcmp(e->mechanism, "pate_smooth_sensitivity") != 0)
-			continue;
-		x = entry_num(e, "order");
-		if (!(x > 1) || isnan(entry_num(e, "rdp_released")) ||
-		    ts_meta_get(&e->params, "sanitizes") == NULL ||
-		    (n > 0 && x != a))
-			return 0;
-		a = x;
-		n++;
-	}
-	if (n == 0)
-		return 0;
-	for (size_t i = 0; i < l->n; i++) {
-		const struct ledger_entry *e = &l->e[i];
-		double r = NAN;
-		int gnss = 0;
-
-		if (strcmp(e->dataset, ds) != 0)
-			continue;
-		for (size_t k = 0; k < l->n; k++) {
-			const struct ledger_entry *g = &l->e[k];
-			const char *id = ts_meta_get(&g->params, "sanitizes");
-			if (strcmp(g->dataset, ds) == 0 && id != NULL &&
-			    strcmp(g->mechanism, "pate_smooth_sensitivity") ==
-			    0 && strcmp(id, e->id) == 0) {
-				r = entry_num(g, "rdp_released");
-				r = r > 0 ? r : 0;
-				gnss = 1;
-			}
-		}
-		if (!gnss) {
-			if (e->data_dependent && strcmp(e->mechanism,
-			    "pate_smooth_sensitivity") != 0)
-				return 0;
-			r = entry_rdp_at(e, a);
-		}
-		if (isnan(r))
-			return 0;
-		sum += r;
-	}
-	if (rdp_to_epsilon(&a, &sum, 1, delta, o->conv, eps, &ord) != 0)
-		return 0;
-	*order = a;
-	return 1;
-}
-
-/* Whether --public names ds (an element of one of its comma lists). */
-static int
-declared_public(const struct opts *o, const char *ds)
-{
-	size_t n = strlen(ds);
-
-	for (size_t i = 0; i < o->npublic; i++)
-		for (const char *p = o->public[i]; p != NULL;
-		    p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-			if (strncmp(p, ds, n) == 0 && (p[n] == ',' ||
-			    p[n] == '\0'))
-				return 1;
-	return 0;
-}
-
-static void
-judge(const struct opts *o, const struct ledger *l, struct dsreport *d)
-{
-	char err[400];
-	const struct ledger_total *t = &d->t;
-
-	d->ok = ledger_total(l, d->name, o->delta, o->conv, &d->t, err,
-	    sizeof err) == 0;
-	d->verdict = V_PRIVATE;
-	if (!d->ok) {
-		/* ledger_total left t partly filled; count the flags again so
-		 * the report still shows them. */
-		memset(&d->t, 0, sizeof d->t);
-		for (size_t i = 0; i < l->nraw; i++)
-			if (strcmp(l->raw[i].dataset, d->name) == 0)
-				d->t.raw = l->raw[i].kind;
-		for (size_t i = 0; i < l->n; i++) {
-			const struct ledger_entry *e = &l->e[i];
-			if (strcmp(e->dataset, d->name) != 0)
-				continue;
-			d->t.releases++;
-			d->t.seeded |= e->seeded;
-			d->t.data_dependent |= e->data_dependent;
-			if (d->t.relation && d->t.relation != e->relation)
-				d->t.mixed = 1;
-			d->t.relation = e->relation;
-		}
-		d->t.epsilon = INFINITY;
-	}
-	d->public = declared_public(o, d->name);
-	if (d->public && t->releases == 0) {
-		/* Nothing to account: the user says the records are public,
-		 * so outputs derived from them without privacy are fine. */
-		why_add(d, "public (declared by the user): not accounted%s",
-		    t->raw == LEDGER_AGGREGATE ? "; derived from the raw "
-		    "records (dp.raw = aggregate)" : t->raw ? "; derived from "
-		    "the raw records (dp.raw = row-local)" : "");
-		d->verdict = V_PUBLIC;
-		return;
-	}
-	if (d->public)
-		why_add(d, "declared public by the user, but the ledger holds "
-		    "%zu DP release%s for it: accounted as protected", t->releases,
-		    t->releases == 1 ? "" : "s");
-	if (t->raw) {
-		why_add(d, "NOT private: derived from the raw records without "
-		    "privacy (dp.raw.%s = %s)", d->name,
-		    t->raw == LEDGER_AGGREGATE ? "aggregate" : "row-local");
-		d->verdict = V_NOT_PRIVATE;
-		d->fails = 1;
-	}
-	if (t->assumed_raw)
-		why_add(d, "the rows of a release were of unknown provenance "
-		    "and declared raw records of %s by the user (--assume-raw): "
-		    "the guarantee holds only if they are", d->name);
-	if (t->seeded) {
-		why_add(d, "NOT private: a release used --seed (its noise is "
-		    "reproducible)");
-		d->verdict = V_NOT_PRIVATE;
-		if (!o->allow_seeded)
-			d->fails = 1;
-	}
-	if (t->mixed) {
-		why_add(d, "no epsilon: releases mix add_remove and "
-		    "replace_one neighbours");
-		if (d->verdict < V_NO_EPSILON)
-			d->verdict = V_NO_EPSILON;
-		d->fails = 1;
-	} else if (!d->ok) {
-		why_add(d, "no epsilon: %s", err);
-		if (d->verdict < V_NO_EPSILON)
-			d->verdict = V_NO_EPSILON;
-		d->fails = 1;
-	}
-	if (o->have_budget && d->ok && !t->mixed && !(t->epsilon <= o->budget)) {
-		why_add(d, "over budget: epsilon %.6g > %g", t->epsilon,
-		    o->budget);
-		if (d->verdict < V_OVER_BUDGET)
-			d->verdict = V_OVER_BUDGET;
-		d->fails = 1;
-	}
-	if (t->data_dependent) {
-		d->has_dd = sanitised_dd(o, l, d->name, d->ok && t->norders ?
-		    t->delta_rdp : o->delta, &d->eps_dd, &d->order_dd);
-		if (d->has_dd)
-			why_add(d, "data-dependent epsilon %.6g at order %g, "
-			    "released with smooth sensitivity (Papernot et al. "
-			    "2018): a sanitised estimate, not a guarantee; the "
-			    "guarantee is epsilon", d->eps_dd, d->order_dd);
-		else
-			why_add(d, "%s", DD_NOTE);
-		if (d->verdict < V_DATA_DEP)
-			d->verdict = V_DATA_DEP;
-	}
-	if (t->tv_recharged)
-		why_add(d, "the samplers' total variation is charged to delta "
-		    "at the composed epsilon");
-	if (d->verdict == V_PRIVATE)
-		why_add(d, "private: (%.6g, %g)-DP for %s (%s neighbours)",
-		    t->epsilon, o->delta, d->name,
-		    t->relation == LEDGER_REPLACE_ONE ? "replace_one" :
-		    "add_remove");
-	/* Used without privacy: no finite epsilon describes it, whatever
-	 * its releases spent (those are listed with --verbose). */
-	if (t->raw)
-		d->t.epsilon = INFINITY;
-}
-
-/* Streams of unknown provenance (dp.provenance): one line that is never
- * private, since nothing says which records they derive from. */
-static void
-judge_unknown(struct dsreport *d)
-{
-	memset(d, 0, sizeof *d);
-	d->name = UNKNOWN_NAME;
-	d->t.epsilon = INFINITY;
-	d->verdict = V_UNKNOWN;
-	d->fails = 1;
-	why_add(d, "NOT private: some input is of unknown provenance (%s: "
-	    "imported by tns from-csv or from-npy, which carry no ledger), "
-	    "so nothing is known of the records or the releases it derives "
-	    "from", LEDGER_PROVENANCE_KEY);
-}
-
 static const char *
 rel_name(const struct ledger_total *t)
 {
@@ -1424,26 +1144,6 @@ raw_name(int raw)
 {
 	return raw == LEDGER_AGGREGATE ? "aggregate" : raw == LEDGER_ROW_LOCAL ?
 	    "row-local" : "none";
-}
-
-/* A release's own epsilon at delta: the total of a ledger holding it
- * alone (so that its sampler's TV is charged at that epsilon too). */
-static double
-entry_epsilon(const struct opts *o, const struct ledger_entry *e,
-    double *order)
-{
-	struct ledger one = { 0 };
-	struct ledger_total t;
-	char err[8];
-
-	*order = 0;
-	one.n = 1;
-	one.e = (struct ledger_entry *)e;
-	if (ledger_total(&one, e->dataset, o->delta, o->conv, &t, err,
-	    sizeof err) != 0)
-		return INFINITY;
-	*order = t.order;
-	return t.epsilon;
 }
 
 static void
@@ -1466,7 +1166,7 @@ print_params(const struct ledger_entry *e, int fmt)
 
 static void
 text_ledger(const struct opts *o, const struct ledger *l,
-    const struct dsreport *d, size_t nd)
+    const struct verdict_report *d, size_t nd)
 {
 	if (nd == 0)
 		printf("no datasets: the streams carry no privacy ledger\n");
@@ -1516,7 +1216,7 @@ text_ledger(const struct opts *o, const struct ledger *l,
 
 			if (strcmp(e->dataset, d[i].name) != 0)
 				continue;
-			eps = entry_epsilon(o, e, &order);
+			eps = verdict_entry_epsilon(&o->vp, e, &order);
 			printf("  release %.*s  ", ID_SHOWN, e->id);
 			tstr(e->tool[0] ? e->tool : "-");
 			printf("  ");
@@ -1533,7 +1233,7 @@ text_ledger(const struct opts *o, const struct ledger *l,
 
 static void
 tsv_ledger(const struct opts *o, const struct ledger *l,
-    const struct dsreport *d, size_t nd)
+    const struct verdict_report *d, size_t nd)
 {
 	printf("dataset\treleases\tepsilon\torder\tdelta\tdelta_extra\t"
 	    "neighbours\tseeded\traw\tdata_dependent\tverdict\twhy\t"
@@ -1552,7 +1252,7 @@ tsv_ledger(const struct opts *o, const struct ledger *l,
 		num(F_TSV, t->delta_extra);
 		printf("\t%s\t%d\t%s\t%d\t%s\t", rel_name(t), t->seeded,
 		    raw_name(t->raw), t->data_dependent,
-		    verdict_names[d[i].verdict]);
+		    verdict_name(d[i].verdict));
 		tstr(d[i].why);
 		putchar('\t');
 		if (d[i].has_dd) {
@@ -1575,7 +1275,7 @@ tsv_ledger(const struct opts *o, const struct ledger *l,
 
 			if (strcmp(e->dataset, d[i].name) != 0)
 				continue;
-			eps = entry_epsilon(o, e, &order);
+			eps = verdict_entry_epsilon(&o->vp, e, &order);
 			printf("%s\t%s\t", e->dataset, e->id);
 			tstr(e->tool);
 			putchar('\t');
@@ -1596,7 +1296,7 @@ tsv_ledger(const struct opts *o, const struct ledger *l,
 
 static void
 json_ledger(const struct opts *o, const struct ledger *l,
-    const struct dsreport *d, size_t nd)
+    const struct verdict_report *d, size_t nd)
 {
 	int first = 1;
 
@@ -1634,7 +1334,7 @@ json_ledger(const struct opts *o, const struct ledger *l,
 		jkey(&f, "data_dependent");
 		fputs(t->data_dependent ? "true" : "false", stdout);
 		jkey(&f, "verdict");
-		jstr(verdict_names[d[i].verdict]);
+		jstr(verdict_name(d[i].verdict));
 		jkey(&f, "why");
 		jstr(d[i].why);
 		if (d[i].has_dd) {
@@ -1657,7 +1357,7 @@ json_ledger(const struct opts *o, const struct ledger *l,
 
 				if (strcmp(e->dataset, d[i].name) != 0)
 					continue;
-				eps = entry_epsilon(o, e, &order);
+				eps = verdict_entry_epsilon(&o->vp, e, &order);
 				printf("%s{", n++ ? "," : "");
 				jkey(&g, "id");
 				jstr(e->id);
@@ -1694,18 +1394,23 @@ run_ledger(struct opts *o)
 	size_t nf = o->nfiles ? o->nfiles : 1, nd;
 	FILE **fps = cli_reallocarray(NULL, nf, sizeof *fps);
 	const char **labels = cli_reallocarray(NULL, nf, sizeof *labels);
-	const char **names;
 	struct ledger l = { 0 };
-	struct dsreport *d;
+	struct verdict_report *d;
 	char err[600];
-	int status = 0;
+	const char *msg;
+	int status = 0, rc;
 
+	o->vp = (struct verdict_params){ .delta = o->delta, .conv = o->conv,
+	    .have_budget = o->have_budget, .budget = o->budget,
+	    .allow_seeded = o->allow_seeded, .public = o->public,
+	    .npublic = o->npublic };
+	if ((msg = verdict_check_params(&o->vp)) != NULL)
+		cli_usage_error("%s", msg);
 	for (size_t i = 0; i < nf; i++)
 		fps[i] = cli_open_in(o->nfiles ? o->files[i] : NULL, &labels[i]);
 	for (size_t i = 0; i < nf; i++) {
 		struct ts_reader *r = cli_reader(fps[i], labels[i]);
 		struct tensor hdr = { 0 };
-		int rc;
 
 		/* The ledger is complete only at the end of the stream, and
 		 * reading to the end checks every byte; rows are skipped. */
@@ -1718,15 +1423,8 @@ run_ledger(struct opts *o)
 		ts_reader_close(r);
 		cli_close_in(fps[i]);
 	}
-	if ((names = ledger_datasets(&l, &nd)) == NULL)
-		cli_die(EX_OSERR, "out of memory");
-	d = cli_calloc(nd + 1, sizeof *d);
-	for (size_t i = 0; i < nd; i++) {
-		d[i].name = names[i];
-		judge(o, &l, &d[i]);
-	}
-	if (l.unknown)
-		judge_unknown(&d[nd++]);
+	if ((rc = verdict_run(&o->vp, &l, &d, &nd)) != 0)
+		cli_die(EX_OSERR, "%s", pv_strerror(rc));
 	if (o->format == F_TEXT)
 		text_ledger(o, &l, d, nd);
 	else if (o->format == F_TSV)
@@ -1749,7 +1447,6 @@ run_ledger(struct opts *o)
 				status = 1;
 			}
 	free(d);
-	free(names);
 	ledger_free(&l);
 	free(fps);
 	free(labels);
@@ -1762,10 +1459,7 @@ run_ledger(struct opts *o)
 static void
 public_names(struct opts *o, const char *arg)
 {
-	size_t len = strlen(arg);
-
-	if (len == 0 || arg[0] == ',' || arg[len - 1] == ',' ||
-	    strstr(arg, ",,") != NULL)
+	if (!verdict_public_list_ok(arg))
 		cli_usage_error("invalid --public '%s': a comma-separated list "
 		    "of dataset names", arg);
 	o->public = cli_reallocarray(o->public, o->npublic + 1,
