@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "account.h"
 #include "cli.h"
 #include "ledger.h"
 #include "pld.h"
@@ -19,22 +20,10 @@
 #include "tstream.h"
 #include "verdict.h"
 
-#define MAX_CLASSES (1u << 20)		/* classes in one vote histogram */
 #define MAX_REPEAT 100000000ull		/* --repeat (benchmarks) */
 #define ID_SHOWN 8			/* hex digits of a release id in text */
 
 enum fmt { F_TEXT, F_TSV, F_JSON };
-enum kind { K_SGM, K_GAUSSIAN, K_LAPLACE, K_LNMAX, K_GNMAX };
-enum solve { S_NONE, S_SIGMA, S_STEPS, S_Q };
-
-/* Event options, as bits: which event accepts which option. */
-enum {
-	B_Q = 1 << 0, B_SIGMA = 1 << 1, B_STEPS = 1 << 2, B_EPS = 1 << 3,
-	B_SOLVE = 1 << 4, B_SENS = 1 << 5, B_COUNT = 1 << 6, B_SCALE = 1 << 7,
-	B_GAMMA = 1 << 8, B_QUERIES = 1 << 9, B_COUNTS = 1 << 10,
-	B_DDEP = 1 << 11, B_ANALYTIC = 1 << 12, B_PLD = 1 << 13
-};
-
 /* getopt values of the long-only options. */
 enum {
 	L_ALLOW_SEEDED = 256, L_ANALYTIC, L_BUDGET, L_CONVERSION, L_COUNT,
@@ -78,74 +67,35 @@ static const struct {
 	unsigned bit;
 	const char *name;
 } evopts[] = {
-	{ L_Q, B_Q, "--q" }, { L_SIGMA, B_SIGMA, "--sigma" },
-	{ L_STEPS, B_STEPS, "--steps" }, { 'e', B_EPS, "--epsilon" },
-	{ L_SOLVE, B_SOLVE, "--solve" }, { L_SENS, B_SENS, "--sensitivity" },
-	{ L_COUNT, B_COUNT, "--count" }, { L_SCALE, B_SCALE, "--scale" },
-	{ L_GAMMA, B_GAMMA, "--gamma" }, { L_QUERIES, B_QUERIES, "--queries" },
-	{ L_COUNTS, B_COUNTS, "--counts" },
-	{ L_DDEP, B_DDEP, "--data-dependent" },
-	{ L_ANALYTIC, B_ANALYTIC, "--analytic" },
-	{ L_PLD, B_PLD, "--pld" },
+	{ L_Q, ACCOUNT_P_Q, "--q" }, { L_SIGMA, ACCOUNT_P_SIGMA, "--sigma" },
+	{ L_STEPS, ACCOUNT_P_STEPS, "--steps" }, { 'e', ACCOUNT_P_EPS, "--epsilon" },
+	{ L_SOLVE, ACCOUNT_P_SOLVE, "--solve" }, { L_SENS, ACCOUNT_P_SENS, "--sensitivity" },
+	{ L_COUNT, ACCOUNT_P_COUNT, "--count" }, { L_SCALE, ACCOUNT_P_SCALE, "--scale" },
+	{ L_GAMMA, ACCOUNT_P_GAMMA, "--gamma" }, { L_QUERIES, ACCOUNT_P_QUERIES, "--queries" },
+	{ L_COUNTS, ACCOUNT_P_COUNTS, "--counts" },
+	{ L_DDEP, ACCOUNT_P_DDEP, "--data-dependent" },
+	{ L_ANALYTIC, ACCOUNT_P_ANALYTIC, "--analytic" },
+	{ L_PLD, ACCOUNT_P_PLD, "--pld" },
 };
-
-static const struct {
-	const char *name;
-	unsigned allowed;
-} kinds[] = {
-	[K_SGM] = { "sgm", B_Q | B_SIGMA | B_STEPS | B_EPS | B_SOLVE | B_PLD },
-	[K_GAUSSIAN] = { "gaussian", B_SIGMA | B_SENS | B_COUNT | B_EPS |
-	    B_SOLVE | B_ANALYTIC },
-	[K_LAPLACE] = { "laplace", B_SCALE | B_SENS | B_COUNT },
-	[K_LNMAX] = { "pate-lnmax", B_GAMMA | B_QUERIES | B_COUNTS | B_DDEP },
-	[K_GNMAX] = { "pate-gnmax", B_SIGMA | B_QUERIES | B_COUNTS | B_DDEP },
-};
-#define NKINDS (sizeof kinds / sizeof kinds[0])
 
 static const char *const formats[] = { "text", "tsv", "json", NULL };
 static const char *const conversions[] = { "improved", "classic", NULL };
 static const char *const solves[] = { "sigma", "steps", "q", NULL };
 
-struct event {
-	int kind;
-	unsigned given;			/* B_* bits of the options given */
-	double q, sigma, sens, scale, gamma, target;
-	uint64_t steps, count, queries;
-	int solve, data_dependent, analytic, pld;
-	const char *counts_path;
-	double *votes;			/* the histograms, one after another */
-	size_t *qoff;			/* query i: votes[qoff[i] .. qoff[i+1]) */
-	/* results */
-	struct rdp_acct *acct;		/* this event's RDP curve */
-	double eps, order;
-};
 
 struct opts {
 	int ledger, format, conv, quiet, verbose, allow_seeded;
 	int have_delta, have_budget;
 	double delta, budget;
-	const char *orders_arg;
+	const char *orders_arg, *orders_name;
 	uint64_t repeat;
-	struct event *ev;
+	struct account_event *ev;
 	size_t nev;
 	const char **files;
 	size_t nfiles;
 	const char **public;		/* ledger --public lists, as given */
 	size_t npublic;
 	struct verdict_params vp;	/* ledger: filled by run_ledger */
-};
-
-/* What a computation over the events gives. */
-struct result {
-	double *orders;
-	size_t norders;
-	const char *orders_name;
-	struct rdp_acct *total;
-	double eps, order;
-	double eps_analytic;		/* NAN unless every event is Gaussian */
-	double eps_pld;			/* NAN unless one sgm event */
-	double eps_pure;		/* NAN unless every event is pure DP */
-	int data_dependent;
 };
 
 static void usage(int) __attribute__((noreturn));
@@ -242,26 +192,17 @@ count_arg(const char *opt, const char *arg)
 	return v;
 }
 
-static int
-kind_of(const char *name)
-{
-	for (size_t i = 0; i < NKINDS; i++)
-		if (strcmp(name, kinds[i].name) == 0)
-			return (int)i;
-	return -1;
-}
-
 /* Apply one event option to e. */
 static void
-event_option(struct event *e, int ch, unsigned bit, const char *name,
+event_option(struct account_event *e, int ch, unsigned bit, const char *name,
     const char *arg)
 {
-	if (!(kinds[e->kind].allowed & bit))
+	if (!account_kind_allows(e->kind, bit))
 		cli_usage_error("option %s does not apply to '%s'", name,
-		    kinds[e->kind].name);
+		    account_kind_name(e->kind));
 	if (e->given & bit)
 		cli_usage_error("option %s given twice for '%s'", name,
-		    kinds[e->kind].name);
+		    account_kind_name(e->kind));
 	e->given |= bit;
 	switch (ch) {
 	case 'e':
@@ -277,7 +218,7 @@ event_option(struct event *e, int ch, unsigned bit, const char *name,
 		e->pld = 1;
 		break;
 	case L_COUNTS:
-		e->counts_path = arg;
+		e->counts_label = arg;
 		break;
 	case L_DDEP:
 		e->data_dependent = 1;
@@ -301,7 +242,7 @@ event_option(struct event *e, int ch, unsigned bit, const char *name,
 		e->sigma = positive(name, arg, INFINITY);
 		break;
 	case L_SOLVE:
-		e->solve = S_SIGMA + cli_choice(name, arg, solves);
+		e->solve = ACCOUNT_SOLVE_SIGMA + cli_choice(name, arg, solves);
 		break;
 	case L_STEPS:
 		e->steps = count_arg(name, arg);
@@ -311,414 +252,48 @@ event_option(struct event *e, int ch, unsigned bit, const char *name,
 	}
 }
 
-/* Check that an event has what it needs (usage errors otherwise). */
 static void
-event_check(const struct event *e, size_t nev)
+rdp_fail(int rc, const struct account_result *res)
 {
-	const char *k = kinds[e->kind].name;
-	unsigned g = e->given;
-
-	if (g & (B_EPS | B_SOLVE)) {
-		unsigned need;
-
-		if (!(g & B_EPS) || !(g & B_SOLVE))
-			cli_usage_error("'%s': --epsilon and --solve go "
-			    "together", k);
-		if (nev > 1)
-			cli_usage_error("'%s': --solve works on a single event, "
-			    "not a composition", k);
-		if (e->kind == K_GAUSSIAN && e->solve != S_SIGMA)
-			cli_usage_error("'gaussian': only --solve sigma is "
-			    "supported");
-		need = e->kind == K_GAUSSIAN ? 0 : (B_Q | B_SIGMA | B_STEPS) &
-		    ~(e->solve == S_SIGMA ? B_SIGMA : e->solve == S_STEPS ?
-		    B_STEPS : B_Q);
-		if (e->kind == K_GAUSSIAN && (g & B_SIGMA))
-			cli_usage_error("'gaussian --solve sigma' takes no "
-			    "--sigma");
-		if (e->kind == K_SGM && (g & (B_Q | B_SIGMA | B_STEPS)) != need)
-			cli_usage_error("'sgm --solve %s' needs exactly the "
-			    "other two of --q, --sigma and --steps",
-			    solves[e->solve - S_SIGMA]);
-		return;
-	}
-	if ((g & B_ANALYTIC))
-		cli_usage_error("'%s': --analytic applies to --solve sigma; the "
-		    "analytic epsilon is always printed", k);
-	switch (e->kind) {
-	case K_SGM:
-		if ((g & (B_Q | B_SIGMA | B_STEPS)) != (B_Q | B_SIGMA | B_STEPS))
-			cli_usage_error("'sgm' needs --q, --sigma and --steps");
-		break;
-	case K_GAUSSIAN:
-		if (!(g & B_SIGMA))
-			cli_usage_error("'gaussian' needs --sigma");
-		break;
-	case K_LAPLACE:
-		if (!(g & B_SCALE))
-			cli_usage_error("'laplace' needs --scale");
-		break;
-	default:
-		if (!(g & (e->kind == K_LNMAX ? B_GAMMA : B_SIGMA)))
-			cli_usage_error("'%s' needs %s", k, e->kind == K_LNMAX ?
-			    "--gamma" : "--sigma");
-		if ((g & B_COUNTS) && !(g & B_DDEP))
-			cli_usage_error("'%s': --counts gives a data-dependent "
-			    "bound, which is not private by itself; say "
-			    "--data-dependent to get it anyway", k);
-		if ((g & B_DDEP) && !(g & B_COUNTS))
-			cli_usage_error("'%s': --data-dependent needs --counts",
-			    k);
-		if ((g & B_COUNTS) && (g & B_QUERIES))
-			cli_usage_error("'%s': --queries and --counts exclude "
-			    "each other (the queries are the lines of the file)",
-			    k);
-		if (!(g & (B_COUNTS | B_QUERIES)))
-			cli_usage_error("'%s' needs --queries", k);
-	}
+	if (res->failed == NULL)
+		cli_die(EX_OSERR, "out of memory");
+	cli_die(rc == PV_E_NOMEM ? EX_OSERR : EX_SOFTWARE, "%s: %s",
+	    res->failed, rdp_strerror(rc));
 }
 
-/* ---- order lists ---- */
-
-/* The named grids (rdp-account.1 lists them). */
-static double *
-named_orders(const char *name, size_t *n)
+/* --solve found nothing in its range: the documented "no" (exit 1). */
+static void
+no_root(const struct account_event *e)
 {
-	double *o;
-	size_t k = 0;
-
-	if (strcmp(name, "default") == 0) {
-		const double *d = rdp_default_orders(n);
-		o = cli_reallocarray(NULL, *n, sizeof *o);
-		memcpy(o, d, *n * sizeof *o);
-		return o;
-	}
-	if (strcmp(name, "opacus") == 0) {
-		/* Opacus RDPAccountant.DEFAULT_ALPHAS: 1.1 .. 10.9, 12 .. 63. */
-		o = cli_reallocarray(NULL, 151, sizeof *o);
-		for (int x = 1; x < 100; x++)
-			o[k++] = 1 + x / 10.0;
-		for (int a = 12; a < 64; a++)
-			o[k++] = a;
-		*n = k;
-		return o;
-	}
-	if (strcmp(name, "pate") == 0) {
-		/* Papernot et al. 2018's analysis: numpy arange(2, 101, .5)
-		 * then logspace(2, log10(500), 100), computed as numpy does
-		 * (10 ** (start + i step), the last point exactly the stop),
-		 * so that results match its published scripts bit for bit. */
-		double start = 2.0, stop = log10(500.0), step = (stop - start) / 99;
-		o = cli_reallocarray(NULL, 198 + 100, sizeof *o);
-		for (int j = 0; 2 + 0.5 * j < 101; j++)
-			o[k++] = 2 + 0.5 * j;
-		for (int i = 0; i < 100; i++)
-			o[k++] = pow(10.0, i == 99 ? stop : i * step + start);
-		*n = k;
-		return o;
-	}
-	return NULL;
+	if (e->kind == ACCOUNT_GAUSSIAN)
+		cli_die(1, "no noise standard deviation in the searched range "
+		    "gives epsilon %g", e->target);
+	if (e->solve == ACCOUNT_SOLVE_SIGMA)
+		cli_die(1, "no noise multiplier up to 1e6 gives epsilon %g",
+		    e->target);
+	cli_die(1, "no sampling probability down to 1e-12 gives epsilon %g",
+	    e->target);
 }
-
-static double *
-parse_orders(const char *arg, size_t *n, const char **label)
-{
-	double *o;
-	const char *s = arg, *bad;
-	size_t cap = 1, k = 0;
-
-	*label = arg;
-	if ((o = named_orders(arg, n)) != NULL)
-		return o;
-	*label = "list";
-	for (const char *p = arg; *p; p++)
-		cap += *p == ',';
-	if (cap > RDP_MAX_ORDERS)
-		cli_usage_error("invalid --orders: more than %d orders",
-		    RDP_MAX_ORDERS);
-	o = cli_reallocarray(NULL, cap, sizeof *o);
-	for (;;) {
-		char *end;
-
-		errno = 0;
-		o[k] = strtod(s, &end);
-		if (end == s || (*end != ',' && *end != '\0'))
-			cli_usage_error("invalid --orders '%s': expected default, "
-			    "opacus, pate or a comma-separated list of numbers",
-			    arg);
-		if (errno == ERANGE || !isfinite(o[k]))
-			cli_usage_error("invalid --orders '%s': out of range",
-			    arg);
-		k++;
-		if (*end == '\0')
-			break;
-		s = end + 1;
-	}
-	if ((bad = rdp_check_orders(o, k)) != NULL)
-		cli_usage_error("invalid --orders '%s': %s (orders are > 1 and "
-		    "at most %g)", arg, bad, RDP_MAX_ALPHA);
-	*n = k;
-	return o;
-}
-
-/* ---- vote histograms (--counts) ---- */
 
 static void
-read_counts(struct event *e)
+read_counts(struct account_event *e)
 {
 	const char *label;
-	FILE *fp = cli_open_in(e->counts_path, &label);
-	char *line = NULL;
-	size_t cap = 0, nv = 0, vcap = 0, nq = 0, qcap = 0;
-	ssize_t len;
-	uint64_t lineno = 0;
+	FILE *fp = cli_open_in(e->counts_label, &label);
+	char err[200];
+	uint64_t line;
+	int rc = account_read_counts(fp, e, &line, err, sizeof err);
 
-	e->qoff = cli_reallocarray(NULL, 1, sizeof *e->qoff);
-	e->qoff[0] = 0;
-	while ((len = getline(&line, &cap, fp)) >= 0) {
-		char *s = line, *end;
-		size_t k = 0;
-
-		lineno++;
-		while (len > 0 && (line[len - 1] == '\n' ||
-		    line[len - 1] == '\r'))
-			line[--len] = '\0';
-		if (len == 0)
-			cli_die(EX_DATAERR, "%s:%llu: empty line (one vote "
-			    "histogram per line)", label,
-			    (unsigned long long)lineno);
-		for (;;) {
-			double v;
-
-			errno = 0;
-			v = strtod(s, &end);
-			if (end == s)
-				cli_die(EX_DATAERR, "%s:%llu: field %zu is not a "
-				    "number", label, (unsigned long long)lineno,
-				    k + 1);
-			if (errno == ERANGE || !isfinite(v) || v < 0)
-				cli_die(EX_DATAERR, "%s:%llu: field %zu: a vote "
-				    "count must be finite and >= 0", label,
-				    (unsigned long long)lineno, k + 1);
-			while (*end == ' ' || *end == '\t')
-				end++;
-			if (*end != ',' && *end != '\0')
-				cli_die(EX_DATAERR, "%s:%llu: field %zu is not a "
-				    "number", label, (unsigned long long)lineno,
-				    k + 1);
-			if (++k > MAX_CLASSES)
-				cli_die(EX_DATAERR, "%s:%llu: more than %u "
-				    "classes", label, (unsigned long long)lineno,
-				    MAX_CLASSES);
-			if (nv == vcap) {
-				vcap = vcap ? 2 * vcap : 1024;
-				e->votes = cli_reallocarray(e->votes, vcap,
-				    sizeof *e->votes);
-			}
-			e->votes[nv++] = v;
-			if (*end == '\0')
-				break;
-			s = end + 1;
-		}
-		if (k < 2)
-			cli_die(EX_DATAERR, "%s:%llu: a vote histogram needs at "
-			    "least 2 classes", label, (unsigned long long)lineno);
-		if (nq + 2 > qcap) {
-			qcap = qcap ? 2 * qcap : 1024;
-			e->qoff = cli_reallocarray(e->qoff, qcap,
-			    sizeof *e->qoff);
-		}
-		e->qoff[++nq] = nv;
-	}
-	if (ferror(fp))
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc == PV_E_IO)
 		cli_die(EX_IOERR, "%s: read error: %s", label, strerror(errno));
-	free(line);
+	if (rc != 0 && line > 0)
+		cli_die(EX_DATAERR, "%s:%llu: %s", label,
+		    (unsigned long long)line, err);
+	if (rc != 0)
+		cli_die(EX_DATAERR, "%s: %s", label, err);
 	cli_close_in(fp);
-	if (nq == 0)
-		cli_die(EX_DATAERR, "%s: no vote histograms", label);
-	e->queries = nq;
-}
-
-/* ---- computing ---- */
-
-static void
-rdp_check(int rc, const char *what)
-{
-	if (rc == 0)
-		return;
-	cli_die(rc == RDP_E_NOMEM ? EX_OSERR : EX_SOFTWARE, "%s: %s", what,
-	    rdp_strerror(rc));
-}
-
-/* The per-query RDP curve of a PATE event, summed over its queries. */
-static void
-pate_curve(const struct event *e, const double *orders, size_t n,
-    double *curve)
-{
-	int lap = e->kind == K_LNMAX;
-
-	for (size_t j = 0; j < n; j++)
-		curve[j] = 0;
-	if (!e->data_dependent) {
-		for (size_t j = 0; j < n; j++)
-			curve[j] = lap ? rdp_pate_lnmax(orders[j], 1 / e->gamma) :
-			    rdp_pate_gnmax(orders[j], e->sigma);
-		return;
-	}
-	for (uint64_t i = 0; i < e->queries; i++) {
-		const double *c = e->votes + e->qoff[i];
-		size_t k = e->qoff[i + 1] - e->qoff[i];
-		/* Papernot et al. 2018: Prop. 7 (LNMax, Laplace scale
-		 * 1/gamma, pure 2 gamma-DP) with Prop. 8, and Thm. 6 with
-		 * Prop. 10 (GNMax). */
-		double lq = lap ? rdp_pate_logq_laplace(c, k, 1 / e->gamma) :
-		    rdp_pate_logq_gaussian(c, k, e->sigma);
-
-		for (size_t j = 0; j < n; j++)
-			curve[j] += lap ? rdp_pate_pure_dep(orders[j], lq,
-			    2 * e->gamma) :
-			    rdp_pate_gnmax_dep(orders[j], lq, e->sigma);
-	}
-}
-
-/* One event's own RDP curve and epsilon. */
-static void
-eval_event(struct event *e, const struct result *res, double delta, int conv,
-    double *tmp)
-{
-	int rc = 0;
-
-	rdp_acct_free(e->acct);
-	if ((e->acct = rdp_acct_new(res->orders, res->norders)) == NULL)
-		cli_die(EX_OSERR, "out of memory");
-	switch (e->kind) {
-	case K_SGM:
-		rc = rdp_acct_add_sgm(e->acct, e->q, e->sigma, e->steps);
-		break;
-	case K_GAUSSIAN:
-		rc = rdp_acct_add_gaussian(e->acct, e->sigma / e->sens,
-		    (double)e->count);
-		break;
-	case K_LAPLACE:
-		rc = rdp_acct_add_laplace(e->acct, e->scale / e->sens,
-		    (double)e->count);
-		break;
-	default:
-		pate_curve(e, res->orders, res->norders, tmp);
-		rc = rdp_acct_add_curve(e->acct, tmp, e->data_dependent ? 1 :
-		    (double)e->queries);
-	}
-	rdp_check(rc, kinds[e->kind].name);
-	rdp_check(rdp_acct_epsilon(e->acct, delta, conv, &e->eps, &e->order),
-	    "epsilon");
-}
-
-/* Solve a single event for its --solve parameter; exit 1 when no value in
- * the searched range reaches the target. */
-static void
-solve_event(struct event *e, const struct result *res, double delta, int conv)
-{
-	const double *o = res->orders;
-	size_t n = res->norders;
-	int rc;
-
-	if (e->kind == K_GAUSSIAN) {
-		double s;
-		/* count releases with noise multiplier s are one release with
-		 * s / sqrt(count) (Gaussian DP composes exactly: Dong, Roth
-		 * and Su 2022, Cor. 3.3), and RDP is exact for Gaussians, so
-		 * the RDP calibration is the SGM one with q = 1. */
-		if (e->analytic)
-			rc = rdp_agm_sigma(e->target, delta, &s);
-		else
-			rc = rdp_sgm_solve_sigma(1, e->count, delta, e->target,
-			    o, n, conv, &s);
-		if (rc == RDP_E_NOROOT)
-			cli_die(1, "no noise standard deviation in the searched "
-			    "range gives epsilon %g", e->target);
-		rdp_check(rc, "gaussian --solve sigma");
-		if (e->analytic)
-			s *= sqrt((double)e->count);
-		e->sigma = s * e->sens;
-		return;
-	}
-	switch (e->solve) {
-	case S_SIGMA:
-		rc = rdp_sgm_solve_sigma(e->q, e->steps, delta, e->target, o, n,
-		    conv, &e->sigma);
-		if (rc == RDP_E_NOROOT)
-			cli_die(1, "no noise multiplier up to 1e6 gives epsilon "
-			    "%g", e->target);
-		break;
-	case S_STEPS:
-		rc = rdp_sgm_solve_steps(e->q, e->sigma, delta, e->target, o, n,
-		    conv, &e->steps);
-		break;
-	default:
-		rc = rdp_sgm_solve_q(e->sigma, e->steps, delta, e->target, o, n,
-		    conv, &e->q);
-		if (rc == RDP_E_NOROOT)
-			cli_die(1, "no sampling probability down to 1e-12 gives "
-			    "epsilon %g", e->target);
-	}
-	rdp_check(rc, "sgm --solve");
-}
-
-static void
-compute(struct opts *o, struct result *res, double *tmp)
-{
-	double mu2 = 0, pure = 0;
-	int all_gauss = 1, all_pure = 1;
-
-	rdp_acct_free(res->total);
-	if ((res->total = rdp_acct_new(res->orders, res->norders)) == NULL)
-		cli_die(EX_OSERR, "out of memory");
-	res->data_dependent = 0;
-	for (size_t i = 0; i < o->nev; i++) {
-		struct event *e = &o->ev[i];
-
-		if (e->solve != S_NONE)
-			solve_event(e, res, o->delta, o->conv);
-		eval_event(e, res, o->delta, o->conv, tmp);
-		rdp_check(rdp_acct_add_curve(res->total, rdp_acct_curve(e->acct),
-		    1), "composition");
-		res->data_dependent |= e->data_dependent;
-		if (e->kind == K_GAUSSIAN)
-			mu2 += (double)e->count * (e->sens / e->sigma) *
-			    (e->sens / e->sigma);
-		else
-			all_gauss = 0;
-		if (e->kind == K_LAPLACE)
-			pure += (double)e->count * e->sens / e->scale;
-		else if (e->kind == K_LNMAX && !e->data_dependent)
-			pure += (double)e->queries * 2 * e->gamma;
-		else
-			all_pure = 0;
-	}
-	rdp_check(rdp_acct_epsilon(res->total, o->delta, o->conv, &res->eps,
-	    &res->order), "epsilon");
-	res->eps_analytic = NAN;
-	if (all_gauss) {
-		/* Gaussian releases compose exactly into one with noise
-		 * multiplier 1 / sqrt(sum count (sens / sigma)^2) (Gaussian
-		 * DP), whose exact epsilon is Balle and Wang's. */
-		int rc = rdp_agm_epsilon(1 / sqrt(mu2), o->delta,
-		    &res->eps_analytic);
-		if (rc == RDP_E_NOROOT)
-			res->eps_analytic = INFINITY;
-		else
-			rdp_check(rc, "analytic Gaussian epsilon");
-	}
-	res->eps_pure = all_pure ? pure : NAN;
-	res->eps_pld = NAN;
-	if (o->nev == 1 && o->ev[0].kind == K_SGM && o->ev[0].pld) {
-		/* A second, usually tighter bound: the privacy loss
-		 * distribution (lib/dp/pld.h); both are valid upper bounds. */
-		int rc = pld_sgm_epsilon(o->ev[0].q, o->ev[0].sigma,
-		    o->ev[0].steps, o->delta, 0, &res->eps_pld);
-		if (rc != 0)
-			res->eps_pld = NAN;	/* outside PLD's range: RDP only */
-	}
 }
 
 /* ---- output helpers ---- */
@@ -802,27 +377,27 @@ struct param {
 };
 
 static size_t
-event_params(const struct event *e, struct param *p)
+event_params(const struct account_event *e, struct param *p)
 {
 	size_t n = 0;
 
 	switch (e->kind) {
-	case K_SGM:
+	case ACCOUNT_SGM:
 		p[n++] = (struct param){ "q", e->q, 0, 0 };
 		p[n++] = (struct param){ "sigma", e->sigma, 0, 0 };
 		p[n++] = (struct param){ "steps", 0, 1, e->steps };
 		break;
-	case K_GAUSSIAN:
+	case ACCOUNT_GAUSSIAN:
 		p[n++] = (struct param){ "sigma", e->sigma, 0, 0 };
 		p[n++] = (struct param){ "sensitivity", e->sens, 0, 0 };
 		p[n++] = (struct param){ "count", 0, 1, e->count };
 		break;
-	case K_LAPLACE:
+	case ACCOUNT_LAPLACE:
 		p[n++] = (struct param){ "scale", e->scale, 0, 0 };
 		p[n++] = (struct param){ "sensitivity", e->sens, 0, 0 };
 		p[n++] = (struct param){ "count", 0, 1, e->count };
 		break;
-	case K_LNMAX:
+	case ACCOUNT_LNMAX:
 		p[n++] = (struct param){ "gamma", e->gamma, 0, 0 };
 		p[n++] = (struct param){ "queries", 0, 1, e->queries };
 		break;
@@ -848,17 +423,17 @@ pint(const struct param *p, int fmt)
 }
 
 static void
-text_events(const struct opts *o, const struct result *res)
+text_events(const struct opts *o, const struct account_result *res)
 {
 	struct param p[4];
 
 	for (size_t i = 0; i < o->nev; i++) {
-		const struct event *e = &o->ev[i];
+		const struct account_event *e = &o->ev[i];
 		size_t n = event_params(e, p);
 
 		if (o->nev > 1)
 			printf("event %zu: ", i + 1);
-		printf("%s", kinds[e->kind].name);
+		printf("%s", account_kind_name(e->kind));
 		for (size_t k = 0; k < n; k++) {
 			printf("%s %s ", k ? "," : "", p[k].key);
 			if (p[k].integer)
@@ -867,22 +442,22 @@ text_events(const struct opts *o, const struct result *res)
 				printf("%.6g", p[k].v);
 		}
 		if (e->data_dependent)
-			printf(", data-dependent (%s)", e->counts_path);
+			printf(", data-dependent (%s)", e->counts_label);
 		if (o->nev > 1)
 			printf(": epsilon %.6g alone (order %g)", e->eps,
 			    e->order);
 		putchar('\n');
-		if (e->solve != S_NONE) {
+		if (e->solve != ACCOUNT_SOLVE_NONE) {
 			struct param ps = { "steps", 0, 1, e->steps };
 
-			printf("solved: %s ", solves[e->solve - S_SIGMA]);
-			if (e->solve == S_STEPS)
+			printf("solved: %s ", solves[e->solve - ACCOUNT_SOLVE_SIGMA]);
+			if (e->solve == ACCOUNT_SOLVE_STEPS)
 				pint(&ps, F_TEXT);
 			else
-				printf("%.10g", e->solve == S_SIGMA ? e->sigma :
+				printf("%.10g", e->solve == ACCOUNT_SOLVE_SIGMA ? e->sigma :
 				    e->q);
 			printf(" is the %s value with epsilon <= %g at delta "
-			    "%g (%s)\n", e->solve == S_SIGMA ? "smallest" :
+			    "%g (%s)\n", e->solve == ACCOUNT_SOLVE_SIGMA ? "smallest" :
 			    "largest", e->target, o->delta, e->analytic ?
 			    "analytic Gaussian calibration" : "RDP");
 		}
@@ -909,19 +484,19 @@ text_events(const struct opts *o, const struct result *res)
 }
 
 static void
-tsv_events(const struct opts *o, const struct result *res)
+tsv_events(const struct opts *o, const struct account_result *res)
 {
 	struct param p[4];
 
 	printf("delta\t");
 	num(F_TSV, o->delta);
 	printf("\nconversion\t%s\norders\t%s\nevents\t%zu\n",
-	    conv_name(o->conv), res->orders_name, o->nev);
+	    conv_name(o->conv), o->orders_name, o->nev);
 	for (size_t i = 0; i < o->nev; i++) {
-		const struct event *e = &o->ev[i];
+		const struct account_event *e = &o->ev[i];
 		size_t n = event_params(e, p);
 
-		printf("event.%zu.mechanism\t%s\n", i + 1, kinds[e->kind].name);
+		printf("event.%zu.mechanism\t%s\n", i + 1, account_kind_name(e->kind));
 		for (size_t k = 0; k < n; k++) {
 			printf("event.%zu.%s\t", i + 1, p[k].key);
 			if (p[k].integer)
@@ -932,7 +507,7 @@ tsv_events(const struct opts *o, const struct result *res)
 		}
 		if (e->data_dependent) {
 			printf("event.%zu.counts\t", i + 1);
-			tstr(e->counts_path);
+			tstr(e->counts_label);
 			putchar('\n');
 		}
 		printf("event.%zu.epsilon\t", i + 1);
@@ -940,15 +515,15 @@ tsv_events(const struct opts *o, const struct result *res)
 		printf("\nevent.%zu.order\t", i + 1);
 		num(F_TSV, e->order);
 		putchar('\n');
-		if (e->solve != S_NONE) {
+		if (e->solve != ACCOUNT_SOLVE_NONE) {
 			printf("solve\t%s\ntarget_epsilon\t",
-			    solves[e->solve - S_SIGMA]);
+			    solves[e->solve - ACCOUNT_SOLVE_SIGMA]);
 			num(F_TSV, e->target);
-			printf("\n%s\t", solves[e->solve - S_SIGMA]);
-			if (e->solve == S_STEPS)
+			printf("\n%s\t", solves[e->solve - ACCOUNT_SOLVE_SIGMA]);
+			if (e->solve == ACCOUNT_SOLVE_STEPS)
 				pint(&p[2], F_TSV);
 			else
-				num(F_TSV, e->solve == S_SIGMA ? e->sigma : e->q);
+				num(F_TSV, e->solve == ACCOUNT_SOLVE_SIGMA ? e->sigma : e->q);
 			putchar('\n');
 		}
 	}
@@ -987,7 +562,7 @@ tsv_events(const struct opts *o, const struct result *res)
 }
 
 static void
-json_events(const struct opts *o, const struct result *res)
+json_events(const struct opts *o, const struct account_result *res)
 {
 	struct param p[4];
 	int first = 1;
@@ -997,17 +572,17 @@ json_events(const struct opts *o, const struct result *res)
 	jkey(&first, "conversion");
 	jstr(conv_name(o->conv));
 	jkey(&first, "orders");
-	jstr(res->orders_name);
+	jstr(o->orders_name);
 	jkey(&first, "events");
 	putchar('[');
 	for (size_t i = 0; i < o->nev; i++) {
-		const struct event *e = &o->ev[i];
+		const struct account_event *e = &o->ev[i];
 		size_t n = event_params(e, p);
 		int f2 = 1;
 
 		printf("%s{", i ? "," : "");
 		jkey(&f2, "mechanism");
-		jstr(kinds[e->kind].name);
+		jstr(account_kind_name(e->kind));
 		for (size_t k = 0; k < n; k++) {
 			jkey(&f2, p[k].key);
 			if (p[k].integer)
@@ -1017,7 +592,7 @@ json_events(const struct opts *o, const struct result *res)
 		}
 		if (e->data_dependent) {
 			jkey(&f2, "counts");
-			jstr(e->counts_path);
+			jstr(e->counts_label);
 		}
 		jnum(&f2, "epsilon", e->eps);
 		jnum(&f2, "order", e->order);
@@ -1025,18 +600,18 @@ json_events(const struct opts *o, const struct result *res)
 	}
 	putchar(']');
 	for (size_t i = 0; i < o->nev; i++) {
-		const struct event *e = &o->ev[i];
-		if (e->solve == S_NONE)
+		const struct account_event *e = &o->ev[i];
+		if (e->solve == ACCOUNT_SOLVE_NONE)
 			continue;
 		jkey(&first, "solve");
-		jstr(solves[e->solve - S_SIGMA]);
+		jstr(solves[e->solve - ACCOUNT_SOLVE_SIGMA]);
 		jnum(&first, "target_epsilon", e->target);
-		jkey(&first, solves[e->solve - S_SIGMA]);
-		if (e->solve == S_STEPS) {
+		jkey(&first, solves[e->solve - ACCOUNT_SOLVE_SIGMA]);
+		if (e->solve == ACCOUNT_SOLVE_STEPS) {
 			struct param ps = { "steps", 0, 1, e->steps };
 			pint(&ps, F_JSON);
 		} else {
-			num(F_JSON, e->solve == S_SIGMA ? e->sigma : e->q);
+			num(F_JSON, e->solve == ACCOUNT_SOLVE_SIGMA ? e->sigma : e->q);
 		}
 	}
 	jnum(&first, "epsilon", res->eps);
@@ -1091,18 +666,46 @@ cpu_seconds(void)
 static int
 run_events(struct opts *o)
 {
-	struct result res = { 0 };
-	double *tmp, t0;
+	struct account_result res = { 0 };
+	const char *arg = o->orders_arg ? o->orders_arg : "default", *why;
+	double t0;
+	int rc;
 
-	res.orders = parse_orders(o->orders_arg ? o->orders_arg : "default",
-	    &res.norders, &res.orders_name);
+	o->orders_name = arg;
+	if (strcmp(arg, "default") && strcmp(arg, "opacus") &&
+	    strcmp(arg, "pate"))
+		o->orders_name = "list";
+	switch (account_orders(arg, &res.orders, &res.norders, &why)) {
+	case 0:
+		break;
+	case PV_E_NOMEM:
+		cli_die(EX_OSERR, "out of memory");
+	case PV_E_LIMIT:
+		cli_usage_error("invalid --orders: more than %d orders",
+		    RDP_MAX_ORDERS);
+	case PV_E_FORMAT:
+		cli_usage_error("invalid --orders '%s': expected default, "
+		    "opacus, pate or a comma-separated list of numbers", arg);
+	default:
+		if (why == NULL)
+			cli_usage_error("invalid --orders '%s': out of range",
+			    arg);
+		cli_usage_error("invalid --orders '%s': %s (orders are > 1 and "
+		    "at most %g)", arg, why, RDP_MAX_ALPHA);
+	}
 	for (size_t i = 0; i < o->nev; i++)
-		if (o->ev[i].counts_path != NULL)
+		if (o->ev[i].counts_label != NULL)
 			read_counts(&o->ev[i]);
-	tmp = cli_reallocarray(NULL, res.norders, sizeof *tmp);
 	t0 = cpu_seconds();
-	for (uint64_t r = 0; r < o->repeat; r++)
-		compute(o, &res, tmp);
+	for (uint64_t r = 0; r < o->repeat; r++) {
+		if ((rc = account_compute(o->ev, o->nev, o->delta, o->conv,
+		    &res)) == PV_E_NOROOT && o->ev[0].solve != ACCOUNT_SOLVE_NONE &&
+		    (o->ev[0].kind == ACCOUNT_GAUSSIAN ||
+		    o->ev[0].solve != ACCOUNT_SOLVE_STEPS))
+			no_root(&o->ev[0]);
+		if (rc != 0)
+			rdp_fail(rc, &res);
+	}
 	if (o->repeat > 1)
 		fprintf(stderr, "%s: %llu computations: %.6f ms CPU each\n",
 		    cli_prog(), (unsigned long long)o->repeat,
@@ -1115,14 +718,9 @@ run_events(struct opts *o)
 		tsv_events(o, &res);
 	else
 		json_events(o, &res);
-	for (size_t i = 0; i < o->nev; i++) {
-		rdp_acct_free(o->ev[i].acct);
-		free(o->ev[i].votes);
-		free(o->ev[i].qoff);
-	}
-	rdp_acct_free(res.total);
-	free(res.orders);
-	free(tmp);
+	for (size_t i = 0; i < o->nev; i++)
+		account_event_free(&o->ev[i]);
+	account_result_free(&res);
 	cli_out_commit();
 	return 0;
 }
@@ -1471,7 +1069,7 @@ public_names(struct opts *o, const char *arg)
  * event, the event whose options come now. */
 struct parse {
 	int have_cmd, need_event;
-	struct event *cur;
+	struct account_event *cur;
 };
 
 static void
@@ -1496,7 +1094,7 @@ operand(struct opts *o, struct parse *ps, const char *arg)
 	if (ps->have_cmd && !ps->need_event)
 		cli_usage_error("unexpected operand '%s' (events are separated "
 		    "by '+')", arg);
-	if ((k = kind_of(arg)) < 0) {
+	if ((k = account_kind(arg)) < 0) {
 		if (!ps->have_cmd && (strchr(arg, '.') || strchr(arg, '/')))
 			cli_usage_error("unknown command or event '%s' (to read "
 			    "the ledger of streams: rdp-account ledger --delta d "
@@ -1506,10 +1104,7 @@ operand(struct opts *o, struct parse *ps, const char *arg)
 	}
 	o->ev = cli_reallocarray(o->ev, o->nev + 1, sizeof *o->ev);
 	ps->cur = &o->ev[o->nev++];
-	memset(ps->cur, 0, sizeof *ps->cur);
-	ps->cur->kind = k;
-	ps->cur->sens = 1;
-	ps->cur->count = 1;
+	account_event_init(ps->cur, k);
 	ps->have_cmd = 1;
 	ps->need_event = 0;
 }
@@ -1617,8 +1212,13 @@ main(int argc, char *argv[])
 		cli_usage_error("option %s applies to 'ledger' only",
 		    o.have_budget ? "--budget" : o.allow_seeded ?
 		    "--allow-seeded" : "--public");
-	for (size_t i = 0; i < o.nev; i++)
-		event_check(&o.ev[i], o.nev);
+	for (size_t i = 0; i < o.nev; i++) {
+		char buf[200];
+		const char *msg = account_check_event(&o.ev[i], o.nev, buf,
+		    sizeof buf);
+		if (msg != NULL)
+			cli_usage_error("%s", msg);
+	}
 	{
 		int rc = run_events(&o);
 		free(o.ev);
