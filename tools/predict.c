@@ -10,6 +10,8 @@
 #include "model.h"
 #include "modelcli.h"
 #include "nn.h"
+#include "pverr.h"
+#include "report.h"
 #include "tensor.h"
 #include "tstream.h"
 
@@ -67,12 +69,6 @@ row_finite(const float *x, size_t n)
 
 /* ---- the report ---- */
 
-static double
-ratio(uint64_t a, uint64_t b)
-{
-	return b ? (double)a / (double)b : 0;
-}
-
 /* The raw marks of the scored rows, "d=mark,..." or "-" (caller frees):
  * statistics of such rows are computed without privacy. */
 static char *
@@ -98,31 +94,19 @@ raw_marks(const struct ts_meta *m)
 /* raw: raw_marks of the rows; the tsv report carries it in a last
  * column, the text report says NOT private. */
 
-/*
- * cm is K x (K + 1): row i true class i, column j < K predicted class j,
- * column K rows with a non-finite score (no prediction).  Those count as
- * wrong: in the support of their class and in n, never in a column.
- */
+/* Print the report r in format; raw as raw_marks. */
 static void
-report(FILE *fp, int format, const uint64_t *cm, size_t K, uint64_t n,
-    const char *raw)
+report(FILE *fp, int format, const struct report *r, const char *raw)
 {
-	uint64_t right = 0, none = 0, *pred = cli_calloc(K, sizeof *pred);
-	double mp = 0, mr = 0, mf = 0;
-	size_t K1 = K + 1;
+	size_t K = r->k, K1 = K + 1;
+	const uint64_t *cm = r->cm;
 
-	for (size_t i = 0; i < K; i++) {
-		right += cm[i * K1 + i];
-		none += cm[i * K1 + K];
-		for (size_t j = 0; j < K; j++)
-			pred[j] += cm[i * K1 + j];
-	}
 	if (format == REP_TSV)
 		fputs("class\tprecision\trecall\tf1\tsupport", fp);
 	else
 		fprintf(fp, "accuracy %.4f (%llu of %llu)\n%s%s%s\n%-7s %9s "
-		    "%9s %9s %9s\n", ratio(right, n), (unsigned long long)right,
-		    (unsigned long long)n, strcmp(raw, "-") ? "NOT private: "
+		    "%9s %9s %9s\n", r->accuracy, (unsigned long long)r->right,
+		    (unsigned long long)r->n, strcmp(raw, "-") ? "NOT private: "
 		    "computed without privacy on raw rows (dp.raw: " : "",
 		    strcmp(raw, "-") ? raw : "", strcmp(raw, "-") ? ")\n" : "",
 		    "class", "precision", "recall", "f1", "support");
@@ -132,70 +116,57 @@ report(FILE *fp, int format, const uint64_t *cm, size_t K, uint64_t n,
 		fputs("\traw\n", fp);
 	}
 	for (size_t i = 0; i < K; i++) {
-		uint64_t sup = 0;
-		double p, r, f;
-
-		for (size_t j = 0; j <= K; j++)
-			sup += cm[i * K1 + j];
-		p = ratio(cm[i * K1 + i], pred[i]);
-		r = ratio(cm[i * K1 + i], sup);
-		f = p + r > 0 ? 2 * p * r / (p + r) : 0;
-		mp += p;
-		mr += r;
-		mf += f;
 		if (format == REP_TSV) {
-			fprintf(fp, "%zu\t%.6f\t%.6f\t%.6f\t%llu", i, p, r, f,
-			    (unsigned long long)sup);
+			fprintf(fp, "%zu\t%.6f\t%.6f\t%.6f\t%llu", i,
+			    r->precision[i], r->recall[i], r->f1[i],
+			    (unsigned long long)r->support[i]);
 			for (size_t j = 0; j < K; j++)
 				fprintf(fp, "\t%llu",
 				    (unsigned long long)cm[i * K1 + j]);
 			fprintf(fp, "\t%s\n", raw);
 		} else {
-			fprintf(fp, "%-7zu %9.4f %9.4f %9.4f %9llu\n", i, p, r,
-			    f, (unsigned long long)sup);
+			fprintf(fp, "%-7zu %9.4f %9.4f %9.4f %9llu\n", i,
+			    r->precision[i], r->recall[i], r->f1[i],
+			    (unsigned long long)r->support[i]);
 		}
 	}
 	if (format == REP_TSV) {
 		/* Micro averages of single-label data all equal accuracy. */
-		double a = ratio(right, n);
+		double a = r->accuracy;
 		fprintf(fp, "all\t%.6f\t%.6f\t%.6f\t%llu", a, a, a,
-		    (unsigned long long)n);
+		    (unsigned long long)r->n);
 		for (size_t j = 0; j < K; j++)
-			fprintf(fp, "\t%llu", (unsigned long long)pred[j]);
+			fprintf(fp, "\t%llu", (unsigned long long)r->pred[j]);
 		fprintf(fp, "\t%s\n", raw);
-		if (none) {
+		if (r->none) {
 			fprintf(fp, "nonfinite\t\t\t\t%llu",
-			    (unsigned long long)none);
+			    (unsigned long long)r->none);
 			for (size_t j = 0; j < K; j++)
 				fputc('\t', fp);
 			fprintf(fp, "\t%s\n", raw);
 		}
-	} else {
-		fprintf(fp, "%-7s %9.4f %9.4f %9.4f %9llu\n\nconfusion matrix "
-		    "(rows: true class, columns: predicted class)\n%-7s",
-		    "macro", mp / (double)K, mr / (double)K, mf / (double)K,
-		    (unsigned long long)n, "");
-		for (size_t j = 0; j < K; j++)
-			fprintf(fp, " %7zu", j);
-		fputc('\n', fp);
-		for (size_t i = 0; i < K; i++) {
-			fprintf(fp, "%-7zu", i);
-			for (size_t j = 0; j < K; j++)
-				fprintf(fp, " %7llu",
-				    (unsigned long long)cm[i * K1 + j]);
-			fputc('\n', fp);
-		}
-		if (none) {
-			fprintf(fp, "\nnonfinite %llu rows: no prediction, "
-			    "counted as wrong; by true class\n%-7s", (unsigned
-			    long long)none, "");
-			for (size_t i = 0; i < K; i++)
-				fprintf(fp, " %7llu",
-				    (unsigned long long)cm[i * K1 + K]);
-			fputc('\n', fp);
-		}
+		return;
 	}
-	free(pred);
+	fprintf(fp, "%-7s %9.4f %9.4f %9.4f %9llu\n\nconfusion matrix "
+	    "(rows: true class, columns: predicted class)\n%-7s", "macro",
+	    r->macro_p, r->macro_r, r->macro_f, (unsigned long long)r->n, "");
+	for (size_t j = 0; j < K; j++)
+		fprintf(fp, " %7zu", j);
+	fputc('\n', fp);
+	for (size_t i = 0; i < K; i++) {
+		fprintf(fp, "%-7zu", i);
+		for (size_t j = 0; j < K; j++)
+			fprintf(fp, " %7llu", (unsigned long long)cm[i * K1 + j]);
+		fputc('\n', fp);
+	}
+	if (r->none) {
+		fprintf(fp, "\nnonfinite %llu rows: no prediction, counted as "
+		    "wrong; by true class\n%-7s", (unsigned long long)r->none,
+		    "");
+		for (size_t i = 0; i < K; i++)
+			fprintf(fp, " %7llu", (unsigned long long)cm[i * K1 + K]);
+		fputc('\n', fp);
+	}
 }
 
 /* ---- main ---- */
@@ -228,7 +199,8 @@ main(int argc, char **argv)
 	struct tensor hdr, out, ycopy;
 	FILE *in, *ofp, *rfp = NULL;
 	const char *label, *mlabel;
-	uint64_t mdigest = 0, nx = 0, nonfinite = 0, *cm;
+	uint64_t mdigest = 0, nx = 0, nonfinite = 0;
+	struct report rep;
 	int64_t *y = NULL;
 	int32_t *pred = NULL;
 	size_t ny = 0, K, d, width, upto, predcap = 0;
@@ -500,12 +472,11 @@ main(int argc, char **argv)
 			cli_warn("the report is computed without privacy on raw "
 			    "rows (dp.raw: %s): it is NOT private for their "
 			    "dataset", raw);
-		cm = cli_calloc(K * (K + 1), sizeof *cm);
-		for (size_t i = 0; i < ny; i++)
-			cm[(size_t)y[i] * (K + 1) + (pred[i] < 0 ? K :
-			    (size_t)pred[i])]++;
-		report(rfp ? rfp : stderr, o.report_format, cm, K, ny, raw);
-		free(cm);
+		if ((rc = report_compute(&rep, y, pred, ny, K)) != 0)
+			cli_die(rc == PV_E_NOMEM ? EX_OSERR : EX_SOFTWARE,
+			    "report: %s", pv_strerror(rc));
+		report(rfp ? rfp : stderr, o.report_format, &rep, raw);
+		report_free(&rep);
 		free(raw);
 	}
 	cli_out_commit();
