@@ -19,8 +19,8 @@
 
 enum { OUT_LABELS, OUT_PROBS, OUT_LOGITS, OUT_FEATURES };
 enum { REP_TEXT, REP_TSV };
-enum { OPT_FEATURES = 256, OPT_LEVEL, OPT_MODEL, OPT_OUTPUT_KIND, OPT_REPORT,
-	OPT_REPORT_FORMAT };
+enum { OPT_EMIT = 256, OPT_FEATURES, OPT_LEVEL, OPT_MODEL, OPT_OUTPUT_KIND,
+	OPT_REPORT, OPT_REPORT_FORMAT };
 
 struct opts {
 	const char *output, *level, *model, *report;
@@ -33,9 +33,8 @@ usage(int status)
 {
 	FILE *fp = status ? stderr : stdout;
 
-	fputs("usage: predict [-fhqV] [-o file] --model file [--features layer]"
-	    "\n"
-	    "               [--level level] [--output kind] [--report file]\n"
+	fputs("usage: predict [-fhqV] [-o file] --model file [--emit kind]\n"
+	    "               [--features layer] [--level level] [--report file]\n"
 	    "               [--report-format format] [file]\n", fp);
 	if (status == 0)
 		fputs("\n"
@@ -45,12 +44,12 @@ usage(int status)
 		    "file), not stdout\n"
 		    "  -q, --quiet            no warnings, no report on stderr\n"
 		    "  -V, --version          show the version\n"
+		    "      --emit KIND        labels (default: y_pred), probs "
+		    "(P) or logits\n"
 		    "      --features LAYER   emit the activations after hidden "
 		    "layer LAYER (1..)\n"
 		    "      --level N          zstd level of the output\n"
 		    "      --model FILE       the model stream (required)\n"
-		    "      --output KIND      labels (default: y_pred), probs "
-		    "(P) or logits\n"
 		    "      --report FILE      write the report (needs y) to FILE, "
 		    "not stderr\n"
 		    "      --report-format F  text (default) or tsv\n", fp);
@@ -178,6 +177,7 @@ main(int argc, char **argv)
 	    NULL };
 	static const char *const formats[] = { "text", "tsv", NULL };
 	static const struct option longopts[] = {
+		{ "emit", required_argument, NULL, OPT_EMIT },
 		{ "features", required_argument, NULL, OPT_FEATURES },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -206,7 +206,7 @@ main(int argc, char **argv)
 	size_t ny = 0, K, d, width, upto, predcap = 0;
 	float *xb, *ob;
 	double *xd = NULL;
-	int ch, rc, have_x = 0, kind_given = 0;
+	int ch, rc, have_x = 0, kind_given = 0, output_kind = 0;
 
 	cli_init(argv[0], argc, argv);
 	while ((ch = getopt_long(argc, argv, "fho:qV", longopts, NULL)) != -1) {
@@ -235,9 +235,16 @@ main(int argc, char **argv)
 		case OPT_MODEL:
 			o.model = optarg;
 			break;
+		case OPT_EMIT:
+			o.kind = cli_choice("--emit", optarg, kinds);
+			kind_given = 1;
+			break;
 		case OPT_OUTPUT_KIND:
+			/* The old spelling of --emit, kept for one release:
+			 * --output names a file in every other tool. */
 			o.kind = cli_choice("--output", optarg, kinds);
 			kind_given = 1;
+			output_kind = 1;
 			break;
 		case OPT_REPORT:
 			o.report = optarg;
@@ -257,7 +264,10 @@ main(int argc, char **argv)
 	if (o.model == NULL)
 		cli_usage_error("--model is required");
 	if (o.layer && kind_given)
-		cli_usage_error("--features and --output do not go together");
+		cli_usage_error("--features and --emit do not go together");
+	if (output_kind)
+		cli_warn("--output KIND is deprecated and will name the output "
+		    "file, as in the other tools: use --emit KIND");
 	if (o.layer)
 		o.kind = OUT_FEATURES;
 
