@@ -198,8 +198,8 @@ setup() {
 
 @test "mia-eval's loss scores are minus the cross-entropy of predict's logits" {
 	mia-eval --model over.tns --members train.tns --nonmembers out.tns --scores s.tsv > /dev/null
-	predict -q --model over.tns --output logits train.tns > lt.tns
-	predict -q --model over.tns --output logits out.tns > lo.tns
+	predict -q --model over.tns --emit logits train.tns > lt.tns
+	predict -q --model over.tns --emit logits out.tns > lo.tns
 	tns to-csv --tensor logits -o lt.csv lt.tns
 	tns to-csv --tensor logits -o lo.csv lo.tns
 	run -0 $PY -c '
@@ -330,7 +330,7 @@ print("ok")'
 	# penalty 0.01 n ||w||^2 / 2, intercept free: sklearn's C = 1/(0.01 n).
 	mia-eval --attack shadow --shadow shadow.tns:shtrain.tns:shout.tns --model over.tns --members train.tns --nonmembers out.tns --scores sk.tsv > /dev/null
 	for p in shadow:shtrain shadow:shout over:train over:out; do
-		predict -q --model ${p%%:*}.tns --output logits -o l.tns ${p#*:}.tns
+		predict -q --model ${p%%:*}.tns --emit logits -o l.tns ${p#*:}.tns
 		tns to-csv --tensor logits -o ${p/:/-}.logits.csv l.tns
 	done
 	run -0 $PY -c '

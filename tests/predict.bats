@@ -77,7 +77,9 @@ setup() {
 	[[ $stderr == *"--model is required"* ]]
 }
 
-@test "predict refuses --features with --output, and a layer that is not hidden" {
+@test "predict refuses --features with --emit, and a layer that is not hidden" {
+	run -64 --separate-stderr predict --model m.tns --features 1 --emit probs d.tns
+	refute_output
 	run -64 --separate-stderr predict --model m.tns --features 1 --output probs d.tns
 	refute_output
 	run -64 --separate-stderr predict --model m.tns --features 2 d.tns
@@ -124,7 +126,7 @@ setup() {
 
 # ---- known answers ----
 
-@test "predict --output labels gives the argmax of the logits (by hand)" {
+@test "predict --emit labels gives the argmax of the logits (by hand)" {
 	# H = relu(x W1 + b1): (1,0) (0,1) (1,0) (2,0) (0,2); Z = H W2 + b2:
 	# (1.5,0) (-0.5,1) (1.5,0) (2.5,0) (-1.5,2): classes 0 1 0 0 1
 	predict -q --model m.tns d.tns > p.tns
@@ -134,8 +136,8 @@ setup() {
 	[ "$output" = $'0\n1\n0\n1\n1' ]
 }
 
-@test "predict --output probs is the softmax of the logits" {
-	predict -q --model m.tns --output probs d.tns > p.tns
+@test "predict --emit probs is the softmax of the logits" {
+	predict -q --model m.tns --emit probs d.tns > p.tns
 	run -0 $PY -c '
 from load import *
 T, S = load("p.tns")
@@ -146,14 +148,29 @@ print("ok")'
 	[ "$output" = ok ]
 }
 
-@test "predict --output logits is x W + b through the layers" {
-	predict -q --model m.tns --output logits d64.tns > p.tns
+@test "predict --emit logits is x W + b through the layers" {
+	predict -q --model m.tns --emit logits d64.tns > p.tns
 	run -0 $PY -c '
 from load import *
 T, S = load("p.tns")
 assert np.abs(T["logits"] - Z).max() < 1e-6, T["logits"]
 print("ok")'
 	[ "$output" = ok ]
+}
+
+@test "predict --output KIND, the old spelling of --emit, still works with a warning" {
+	run -0 --separate-stderr predict --model m.tns --output probs -o old.tns d.tns
+	[[ $stderr == *"predict: warning: --output KIND is deprecated"*"--emit KIND"* ]]
+	predict -q --model m.tns --emit probs -o new.tns d.tns
+	run -0 tns to-csv --tensor P old.tns
+	old=$output
+	run -0 tns to-csv --tensor P new.tns
+	[ "$output" = "$old" ]
+	run -0 --separate-stderr predict -q --model m.tns --output logits -o q.tns d.tns
+	[ -z "$stderr" ]
+	run -64 --separate-stderr predict --model m.tns --emit pdf d.tns
+	refute_output
+	[[ $stderr == *"--emit"* ]]
 }
 
 @test "predict --features 1 emits the hidden activations as X, with y" {
@@ -273,7 +290,7 @@ EOF
 	[[ ${lines[3]} == $'all\t0.400000\t0.400000\t0.400000\t5\t2\t0\t'* ]]
 	[[ ${lines[4]} == $'nonfinite\t\t\t\t3\t\t\t'* ]]
 	# probabilities: NaN for those rows, a distribution for the others
-	predict -q --model m.tns --output probs dn.tns -o pp.tns
+	predict -q --model m.tns --emit probs dn.tns -o pp.tns
 	$PY - <<'EOF'
 from load import *
 T, S = load("pp.tns")

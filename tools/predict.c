@@ -10,6 +10,8 @@
 #include "model.h"
 #include "modelcli.h"
 #include "nn.h"
+#include "pverr.h"
+#include "report.h"
 #include "tensor.h"
 #include "tstream.h"
 
@@ -17,8 +19,8 @@
 
 enum { OUT_LABELS, OUT_PROBS, OUT_LOGITS, OUT_FEATURES };
 enum { REP_TEXT, REP_TSV };
-enum { OPT_FEATURES = 256, OPT_LEVEL, OPT_MODEL, OPT_OUTPUT_KIND, OPT_REPORT,
-	OPT_REPORT_FORMAT };
+enum { OPT_EMIT = 256, OPT_FEATURES, OPT_LEVEL, OPT_MODEL, OPT_OUTPUT_KIND,
+	OPT_REPORT, OPT_REPORT_FORMAT };
 
 struct opts {
 	const char *output, *level, *model, *report;
@@ -31,9 +33,8 @@ usage(int status)
 {
 	FILE *fp = status ? stderr : stdout;
 
-	fputs("usage: predict [-fhqV] [-o file] --model file [--features layer]"
-	    "\n"
-	    "               [--level level] [--output kind] [--report file]\n"
+	fputs("usage: predict [-fhqV] [-o file] --model file [--emit kind]\n"
+	    "               [--features layer] [--level level] [--report file]\n"
 	    "               [--report-format format] [file]\n", fp);
 	if (status == 0)
 		fputs("\n"
@@ -43,12 +44,12 @@ usage(int status)
 		    "file), not stdout\n"
 		    "  -q, --quiet            no warnings, no report on stderr\n"
 		    "  -V, --version          show the version\n"
+		    "      --emit KIND        labels (default: y_pred), probs "
+		    "(P) or logits\n"
 		    "      --features LAYER   emit the activations after hidden "
 		    "layer LAYER (1..)\n"
 		    "      --level N          zstd level of the output\n"
 		    "      --model FILE       the model stream (required)\n"
-		    "      --output KIND      labels (default: y_pred), probs "
-		    "(P) or logits\n"
 		    "      --report FILE      write the report (needs y) to FILE, "
 		    "not stderr\n"
 		    "      --report-format F  text (default) or tsv\n", fp);
@@ -66,12 +67,6 @@ row_finite(const float *x, size_t n)
 }
 
 /* ---- the report ---- */
-
-static double
-ratio(uint64_t a, uint64_t b)
-{
-	return b ? (double)a / (double)b : 0;
-}
 
 /* The raw marks of the scored rows, "d=mark,..." or "-" (caller frees):
  * statistics of such rows are computed without privacy. */
@@ -98,31 +93,19 @@ raw_marks(const struct ts_meta *m)
 /* raw: raw_marks of the rows; the tsv report carries it in a last
  * column, the text report says NOT private. */
 
-/*
- * cm is K x (K + 1): row i true class i, column j < K predicted class j,
- * column K rows with a non-finite score (no prediction).  Those count as
- * wrong: in the support of their class and in n, never in a column.
- */
+/* Print the report r in format; raw as raw_marks. */
 static void
-report(FILE *fp, int format, const uint64_t *cm, size_t K, uint64_t n,
-    const char *raw)
+report(FILE *fp, int format, const struct report *r, const char *raw)
 {
-	uint64_t right = 0, none = 0, *pred = cli_calloc(K, sizeof *pred);
-	double mp = 0, mr = 0, mf = 0;
-	size_t K1 = K + 1;
+	size_t K = r->k, K1 = K + 1;
+	const uint64_t *cm = r->cm;
 
-	for (size_t i = 0; i < K; i++) {
-		right += cm[i * K1 + i];
-		none += cm[i * K1 + K];
-		for (size_t j = 0; j < K; j++)
-			pred[j] += cm[i * K1 + j];
-	}
 	if (format == REP_TSV)
 		fputs("class\tprecision\trecall\tf1\tsupport", fp);
 	else
 		fprintf(fp, "accuracy %.4f (%llu of %llu)\n%s%s%s\n%-7s %9s "
-		    "%9s %9s %9s\n", ratio(right, n), (unsigned long long)right,
-		    (unsigned long long)n, strcmp(raw, "-") ? "NOT private: "
+		    "%9s %9s %9s\n", r->accuracy, (unsigned long long)r->right,
+		    (unsigned long long)r->n, strcmp(raw, "-") ? "NOT private: "
 		    "computed without privacy on raw rows (dp.raw: " : "",
 		    strcmp(raw, "-") ? raw : "", strcmp(raw, "-") ? ")\n" : "",
 		    "class", "precision", "recall", "f1", "support");
@@ -132,70 +115,57 @@ report(FILE *fp, int format, const uint64_t *cm, size_t K, uint64_t n,
 		fputs("\traw\n", fp);
 	}
 	for (size_t i = 0; i < K; i++) {
-		uint64_t sup = 0;
-		double p, r, f;
-
-		for (size_t j = 0; j <= K; j++)
-			sup += cm[i * K1 + j];
-		p = ratio(cm[i * K1 + i], pred[i]);
-		r = ratio(cm[i * K1 + i], sup);
-		f = p + r > 0 ? 2 * p * r / (p + r) : 0;
-		mp += p;
-		mr += r;
-		mf += f;
 		if (format == REP_TSV) {
-			fprintf(fp, "%zu\t%.6f\t%.6f\t%.6f\t%llu", i, p, r, f,
-			    (unsigned long long)sup);
+			fprintf(fp, "%zu\t%.6f\t%.6f\t%.6f\t%llu", i,
+			    r->precision[i], r->recall[i], r->f1[i],
+			    (unsigned long long)r->support[i]);
 			for (size_t j = 0; j < K; j++)
 				fprintf(fp, "\t%llu",
 				    (unsigned long long)cm[i * K1 + j]);
 			fprintf(fp, "\t%s\n", raw);
 		} else {
-			fprintf(fp, "%-7zu %9.4f %9.4f %9.4f %9llu\n", i, p, r,
-			    f, (unsigned long long)sup);
+			fprintf(fp, "%-7zu %9.4f %9.4f %9.4f %9llu\n", i,
+			    r->precision[i], r->recall[i], r->f1[i],
+			    (unsigned long long)r->support[i]);
 		}
 	}
 	if (format == REP_TSV) {
 		/* Micro averages of single-label data all equal accuracy. */
-		double a = ratio(right, n);
+		double a = r->accuracy;
 		fprintf(fp, "all\t%.6f\t%.6f\t%.6f\t%llu", a, a, a,
-		    (unsigned long long)n);
+		    (unsigned long long)r->n);
 		for (size_t j = 0; j < K; j++)
-			fprintf(fp, "\t%llu", (unsigned long long)pred[j]);
+			fprintf(fp, "\t%llu", (unsigned long long)r->pred[j]);
 		fprintf(fp, "\t%s\n", raw);
-		if (none) {
+		if (r->none) {
 			fprintf(fp, "nonfinite\t\t\t\t%llu",
-			    (unsigned long long)none);
+			    (unsigned long long)r->none);
 			for (size_t j = 0; j < K; j++)
 				fputc('\t', fp);
 			fprintf(fp, "\t%s\n", raw);
 		}
-	} else {
-		fprintf(fp, "%-7s %9.4f %9.4f %9.4f %9llu\n\nconfusion matrix "
-		    "(rows: true class, columns: predicted class)\n%-7s",
-		    "macro", mp / (double)K, mr / (double)K, mf / (double)K,
-		    (unsigned long long)n, "");
-		for (size_t j = 0; j < K; j++)
-			fprintf(fp, " %7zu", j);
-		fputc('\n', fp);
-		for (size_t i = 0; i < K; i++) {
-			fprintf(fp, "%-7zu", i);
-			for (size_t j = 0; j < K; j++)
-				fprintf(fp, " %7llu",
-				    (unsigned long long)cm[i * K1 + j]);
-			fputc('\n', fp);
-		}
-		if (none) {
-			fprintf(fp, "\nnonfinite %llu rows: no prediction, "
-			    "counted as wrong; by true class\n%-7s", (unsigned
-			    long long)none, "");
-			for (size_t i = 0; i < K; i++)
-				fprintf(fp, " %7llu",
-				    (unsigned long long)cm[i * K1 + K]);
-			fputc('\n', fp);
-		}
+		return;
 	}
-	free(pred);
+	fprintf(fp, "%-7s %9.4f %9.4f %9.4f %9llu\n\nconfusion matrix "
+	    "(rows: true class, columns: predicted class)\n%-7s", "macro",
+	    r->macro_p, r->macro_r, r->macro_f, (unsigned long long)r->n, "");
+	for (size_t j = 0; j < K; j++)
+		fprintf(fp, " %7zu", j);
+	fputc('\n', fp);
+	for (size_t i = 0; i < K; i++) {
+		fprintf(fp, "%-7zu", i);
+		for (size_t j = 0; j < K; j++)
+			fprintf(fp, " %7llu", (unsigned long long)cm[i * K1 + j]);
+		fputc('\n', fp);
+	}
+	if (r->none) {
+		fprintf(fp, "\nnonfinite %llu rows: no prediction, counted as "
+		    "wrong; by true class\n%-7s", (unsigned long long)r->none,
+		    "");
+		for (size_t i = 0; i < K; i++)
+			fprintf(fp, " %7llu", (unsigned long long)cm[i * K1 + K]);
+		fputc('\n', fp);
+	}
 }
 
 /* ---- main ---- */
@@ -207,6 +177,7 @@ main(int argc, char **argv)
 	    NULL };
 	static const char *const formats[] = { "text", "tsv", NULL };
 	static const struct option longopts[] = {
+		{ "emit", required_argument, NULL, OPT_EMIT },
 		{ "features", required_argument, NULL, OPT_FEATURES },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -228,13 +199,14 @@ main(int argc, char **argv)
 	struct tensor hdr, out, ycopy;
 	FILE *in, *ofp, *rfp = NULL;
 	const char *label, *mlabel;
-	uint64_t mdigest = 0, nx = 0, nonfinite = 0, *cm;
+	uint64_t mdigest = 0, nx = 0, nonfinite = 0;
+	struct report rep;
 	int64_t *y = NULL;
 	int32_t *pred = NULL;
 	size_t ny = 0, K, d, width, upto, predcap = 0;
 	float *xb, *ob;
 	double *xd = NULL;
-	int ch, rc, have_x = 0, kind_given = 0;
+	int ch, rc, have_x = 0, kind_given = 0, output_kind = 0;
 
 	cli_init(argv[0], argc, argv);
 	while ((ch = getopt_long(argc, argv, "fho:qV", longopts, NULL)) != -1) {
@@ -263,9 +235,16 @@ main(int argc, char **argv)
 		case OPT_MODEL:
 			o.model = optarg;
 			break;
+		case OPT_EMIT:
+			o.kind = cli_choice("--emit", optarg, kinds);
+			kind_given = 1;
+			break;
 		case OPT_OUTPUT_KIND:
+			/* The old spelling of --emit, kept for one release:
+			 * --output names a file in every other tool. */
 			o.kind = cli_choice("--output", optarg, kinds);
 			kind_given = 1;
+			output_kind = 1;
 			break;
 		case OPT_REPORT:
 			o.report = optarg;
@@ -285,7 +264,10 @@ main(int argc, char **argv)
 	if (o.model == NULL)
 		cli_usage_error("--model is required");
 	if (o.layer && kind_given)
-		cli_usage_error("--features and --output do not go together");
+		cli_usage_error("--features and --emit do not go together");
+	if (output_kind)
+		cli_warn("--output KIND is deprecated and will name the output "
+		    "file, as in the other tools: use --emit KIND");
 	if (o.layer)
 		o.kind = OUT_FEATURES;
 
@@ -500,12 +482,11 @@ main(int argc, char **argv)
 			cli_warn("the report is computed without privacy on raw "
 			    "rows (dp.raw: %s): it is NOT private for their "
 			    "dataset", raw);
-		cm = cli_calloc(K * (K + 1), sizeof *cm);
-		for (size_t i = 0; i < ny; i++)
-			cm[(size_t)y[i] * (K + 1) + (pred[i] < 0 ? K :
-			    (size_t)pred[i])]++;
-		report(rfp ? rfp : stderr, o.report_format, cm, K, ny, raw);
-		free(cm);
+		if ((rc = report_compute(&rep, y, pred, ny, K)) != 0)
+			cli_die(rc == PV_E_NOMEM ? EX_OSERR : EX_SOFTWARE,
+			    "report: %s", pv_strerror(rc));
+		report(rfp ? rfp : stderr, o.report_format, &rep, raw);
+		report_free(&rep);
 		free(raw);
 	}
 	cli_out_commit();

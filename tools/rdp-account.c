@@ -3,40 +3,25 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "account.h"
 #include "cli.h"
 #include "ledger.h"
-#include "pld.h"
+#include "pverr.h"
 #include "rdp.h"
 #include "tensor.h"
 #include "tstream.h"
+#include "verdict.h"
 
-#define MAX_CLASSES (1u << 20)		/* classes in one vote histogram */
 #define MAX_REPEAT 100000000ull		/* --repeat (benchmarks) */
 #define ID_SHOWN 8			/* hex digits of a release id in text */
 
-/* The note every data-dependent PATE result carries. */
-#define DD_NOTE "data-dependent bound: not differentially private unless " \
-	"released with smooth sensitivity (Papernot et al. 2018, section 4.3)"
-
 enum fmt { F_TEXT, F_TSV, F_JSON };
-enum kind { K_SGM, K_GAUSSIAN, K_LAPLACE, K_LNMAX, K_GNMAX };
-enum solve { S_NONE, S_SIGMA, S_STEPS, S_Q };
-
-/* Event options, as bits: which event accepts which option. */
-enum {
-	B_Q = 1 << 0, B_SIGMA = 1 << 1, B_STEPS = 1 << 2, B_EPS = 1 << 3,
-	B_SOLVE = 1 << 4, B_SENS = 1 << 5, B_COUNT = 1 << 6, B_SCALE = 1 << 7,
-	B_GAMMA = 1 << 8, B_QUERIES = 1 << 9, B_COUNTS = 1 << 10,
-	B_DDEP = 1 << 11, B_ANALYTIC = 1 << 12, B_PLD = 1 << 13
-};
-
 /* getopt values of the long-only options. */
 enum {
 	L_ALLOW_SEEDED = 256, L_ANALYTIC, L_BUDGET, L_CONVERSION, L_COUNT,
@@ -80,73 +65,35 @@ static const struct {
 	unsigned bit;
 	const char *name;
 } evopts[] = {
-	{ L_Q, B_Q, "--q" }, { L_SIGMA, B_SIGMA, "--sigma" },
-	{ L_STEPS, B_STEPS, "--steps" }, { 'e', B_EPS, "--epsilon" },
-	{ L_SOLVE, B_SOLVE, "--solve" }, { L_SENS, B_SENS, "--sensitivity" },
-	{ L_COUNT, B_COUNT, "--count" }, { L_SCALE, B_SCALE, "--scale" },
-	{ L_GAMMA, B_GAMMA, "--gamma" }, { L_QUERIES, B_QUERIES, "--queries" },
-	{ L_COUNTS, B_COUNTS, "--counts" },
-	{ L_DDEP, B_DDEP, "--data-dependent" },
-	{ L_ANALYTIC, B_ANALYTIC, "--analytic" },
-	{ L_PLD, B_PLD, "--pld" },
+	{ L_Q, ACCOUNT_P_Q, "--q" }, { L_SIGMA, ACCOUNT_P_SIGMA, "--sigma" },
+	{ L_STEPS, ACCOUNT_P_STEPS, "--steps" }, { 'e', ACCOUNT_P_EPS, "--epsilon" },
+	{ L_SOLVE, ACCOUNT_P_SOLVE, "--solve" }, { L_SENS, ACCOUNT_P_SENS, "--sensitivity" },
+	{ L_COUNT, ACCOUNT_P_COUNT, "--count" }, { L_SCALE, ACCOUNT_P_SCALE, "--scale" },
+	{ L_GAMMA, ACCOUNT_P_GAMMA, "--gamma" }, { L_QUERIES, ACCOUNT_P_QUERIES, "--queries" },
+	{ L_COUNTS, ACCOUNT_P_COUNTS, "--counts" },
+	{ L_DDEP, ACCOUNT_P_DDEP, "--data-dependent" },
+	{ L_ANALYTIC, ACCOUNT_P_ANALYTIC, "--analytic" },
+	{ L_PLD, ACCOUNT_P_PLD, "--pld" },
 };
-
-static const struct {
-	const char *name;
-	unsigned allowed;
-} kinds[] = {
-	[K_SGM] = { "sgm", B_Q | B_SIGMA | B_STEPS | B_EPS | B_SOLVE | B_PLD },
-	[K_GAUSSIAN] = { "gaussian", B_SIGMA | B_SENS | B_COUNT | B_EPS |
-	    B_SOLVE | B_ANALYTIC },
-	[K_LAPLACE] = { "laplace", B_SCALE | B_SENS | B_COUNT },
-	[K_LNMAX] = { "pate-lnmax", B_GAMMA | B_QUERIES | B_COUNTS | B_DDEP },
-	[K_GNMAX] = { "pate-gnmax", B_SIGMA | B_QUERIES | B_COUNTS | B_DDEP },
-};
-#define NKINDS (sizeof kinds / sizeof kinds[0])
 
 static const char *const formats[] = { "text", "tsv", "json", NULL };
 static const char *const conversions[] = { "improved", "classic", NULL };
 static const char *const solves[] = { "sigma", "steps", "q", NULL };
 
-struct event {
-	int kind;
-	unsigned given;			/* B_* bits of the options given */
-	double q, sigma, sens, scale, gamma, target;
-	uint64_t steps, count, queries;
-	int solve, data_dependent, analytic, pld;
-	const char *counts_path;
-	double *votes;			/* the histograms, one after another */
-	size_t *qoff;			/* query i: votes[qoff[i] .. qoff[i+1]) */
-	/* results */
-	struct rdp_acct *acct;		/* this event's RDP curve */
-	double eps, order;
-};
 
 struct opts {
 	int ledger, format, conv, quiet, verbose, allow_seeded;
 	int have_delta, have_budget;
 	double delta, budget;
-	const char *orders_arg;
+	const char *orders_arg, *orders_name;
 	uint64_t repeat;
-	struct event *ev;
+	struct account_event *ev;
 	size_t nev;
 	const char **files;
 	size_t nfiles;
 	const char **public;		/* ledger --public lists, as given */
 	size_t npublic;
-};
-
-/* What a computation over the events gives. */
-struct result {
-	double *orders;
-	size_t norders;
-	const char *orders_name;
-	struct rdp_acct *total;
-	double eps, order;
-	double eps_analytic;		/* NAN unless every event is Gaussian */
-	double eps_pld;			/* NAN unless one sgm event */
-	double eps_pure;		/* NAN unless every event is pure DP */
-	int data_dependent;
+	struct verdict_params vp;	/* ledger: filled by run_ledger */
 };
 
 static void usage(int) __attribute__((noreturn));
@@ -243,26 +190,17 @@ count_arg(const char *opt, const char *arg)
 	return v;
 }
 
-static int
-kind_of(const char *name)
-{
-	for (size_t i = 0; i < NKINDS; i++)
-		if (strcmp(name, kinds[i].name) == 0)
-			return (int)i;
-	return -1;
-}
-
 /* Apply one event option to e. */
 static void
-event_option(struct event *e, int ch, unsigned bit, const char *name,
+event_option(struct account_event *e, int ch, unsigned bit, const char *name,
     const char *arg)
 {
-	if (!(kinds[e->kind].allowed & bit))
+	if (!account_kind_allows(e->kind, bit))
 		cli_usage_error("option %s does not apply to '%s'", name,
-		    kinds[e->kind].name);
+		    account_kind_name(e->kind));
 	if (e->given & bit)
 		cli_usage_error("option %s given twice for '%s'", name,
-		    kinds[e->kind].name);
+		    account_kind_name(e->kind));
 	e->given |= bit;
 	switch (ch) {
 	case 'e':
@@ -278,7 +216,7 @@ event_option(struct event *e, int ch, unsigned bit, const char *name,
 		e->pld = 1;
 		break;
 	case L_COUNTS:
-		e->counts_path = arg;
+		e->counts_label = arg;
 		break;
 	case L_DDEP:
 		e->data_dependent = 1;
@@ -302,7 +240,7 @@ event_option(struct event *e, int ch, unsigned bit, const char *name,
 		e->sigma = positive(name, arg, INFINITY);
 		break;
 	case L_SOLVE:
-		e->solve = S_SIGMA + cli_choice(name, arg, solves);
+		e->solve = ACCOUNT_SOLVE_SIGMA + cli_choice(name, arg, solves);
 		break;
 	case L_STEPS:
 		e->steps = count_arg(name, arg);
@@ -312,414 +250,48 @@ event_option(struct event *e, int ch, unsigned bit, const char *name,
 	}
 }
 
-/* Check that an event has what it needs (usage errors otherwise). */
 static void
-event_check(const struct event *e, size_t nev)
+rdp_fail(int rc, const struct account_result *res)
 {
-	const char *k = kinds[e->kind].name;
-	unsigned g = e->given;
-
-	if (g & (B_EPS | B_SOLVE)) {
-		unsigned need;
-
-		if (!(g & B_EPS) || !(g & B_SOLVE))
-			cli_usage_error("'%s': --epsilon and --solve go "
-			    "together", k);
-		if (nev > 1)
-			cli_usage_error("'%s': --solve works on a single event, "
-			    "not a composition", k);
-		if (e->kind == K_GAUSSIAN && e->solve != S_SIGMA)
-			cli_usage_error("'gaussian': only --solve sigma is "
-			    "supported");
-		need = e->kind == K_GAUSSIAN ? 0 : (B_Q | B_SIGMA | B_STEPS) &
-		    ~(e->solve == S_SIGMA ? B_SIGMA : e->solve == S_STEPS ?
-		    B_STEPS : B_Q);
-		if (e->kind == K_GAUSSIAN && (g & B_SIGMA))
-			cli_usage_error("'gaussian --solve sigma' takes no "
-			    "--sigma");
-		if (e->kind == K_SGM && (g & (B_Q | B_SIGMA | B_STEPS)) != need)
-			cli_usage_error("'sgm --solve %s' needs exactly the "
-			    "other two of --q, --sigma and --steps",
-			    solves[e->solve - S_SIGMA]);
-		return;
-	}
-	if ((g & B_ANALYTIC))
-		cli_usage_error("'%s': --analytic applies to --solve sigma; the "
-		    "analytic epsilon is always printed", k);
-	switch (e->kind) {
-	case K_SGM:
-		if ((g & (B_Q | B_SIGMA | B_STEPS)) != (B_Q | B_SIGMA | B_STEPS))
-			cli_usage_error("'sgm' needs --q, --sigma and --steps");
-		break;
-	case K_GAUSSIAN:
-		if (!(g & B_SIGMA))
-			cli_usage_error("'gaussian' needs --sigma");
-		break;
-	case K_LAPLACE:
-		if (!(g & B_SCALE))
-			cli_usage_error("'laplace' needs --scale");
-		break;
-	default:
-		if (!(g & (e->kind == K_LNMAX ? B_GAMMA : B_SIGMA)))
-			cli_usage_error("'%s' needs %s", k, e->kind == K_LNMAX ?
-			    "--gamma" : "--sigma");
-		if ((g & B_COUNTS) && !(g & B_DDEP))
-			cli_usage_error("'%s': --counts gives a data-dependent "
-			    "bound, which is not private by itself; say "
-			    "--data-dependent to get it anyway", k);
-		if ((g & B_DDEP) && !(g & B_COUNTS))
-			cli_usage_error("'%s': --data-dependent needs --counts",
-			    k);
-		if ((g & B_COUNTS) && (g & B_QUERIES))
-			cli_usage_error("'%s': --queries and --counts exclude "
-			    "each other (the queries are the lines of the file)",
-			    k);
-		if (!(g & (B_COUNTS | B_QUERIES)))
-			cli_usage_error("'%s' needs --queries", k);
-	}
+	if (res->failed == NULL)
+		cli_die(EX_OSERR, "out of memory");
+	cli_die(rc == PV_E_NOMEM ? EX_OSERR : EX_SOFTWARE, "%s: %s",
+	    res->failed, rdp_strerror(rc));
 }
 
-/* ---- order lists ---- */
-
-/* The named grids (rdp-account.1 lists them). */
-static double *
-named_orders(const char *name, size_t *n)
+/* --solve found nothing in its range: the documented "no" (exit 1). */
+static void
+no_root(const struct account_event *e)
 {
-	double *o;
-	size_t k = 0;
-
-	if (strcmp(name, "default") == 0) {
-		const double *d = rdp_default_orders(n);
-		o = cli_reallocarray(NULL, *n, sizeof *o);
-		memcpy(o, d, *n * sizeof *o);
-		return o;
-	}
-	if (strcmp(name, "opacus") == 0) {
-		/* Opacus RDPAccountant.DEFAULT_ALPHAS: 1.1 .. 10.9, 12 .. 63. */
-		o = cli_reallocarray(NULL, 151, sizeof *o);
-		for (int x = 1; x < 100; x++)
-			o[k++] = 1 + x / 10.0;
-		for (int a = 12; a < 64; a++)
-			o[k++] = a;
-		*n = k;
-		return o;
-	}
-	if (strcmp(name, "pate") == 0) {
-		/* Papernot et al. 2018's analysis: numpy arange(2, 101, .5)
-		 * then logspace(2, log10(500), 100), computed as numpy does
-		 * (10 ** (start + i step), the last point exactly the stop),
-		 * so that results match its published scripts bit for bit. */
-		double start = 2.0, stop = log10(500.0), step = (stop - start) / 99;
-		o = cli_reallocarray(NULL, 198 + 100, sizeof *o);
-		for (int j = 0; 2 + 0.5 * j < 101; j++)
-			o[k++] = 2 + 0.5 * j;
-		for (int i = 0; i < 100; i++)
-			o[k++] = pow(10.0, i == 99 ? stop : i * step + start);
-		*n = k;
-		return o;
-	}
-	return NULL;
+	if (e->kind == ACCOUNT_GAUSSIAN)
+		cli_die(1, "no noise standard deviation in the searched range "
+		    "gives epsilon %g", e->target);
+	if (e->solve == ACCOUNT_SOLVE_SIGMA)
+		cli_die(1, "no noise multiplier up to 1e6 gives epsilon %g",
+		    e->target);
+	cli_die(1, "no sampling probability down to 1e-12 gives epsilon %g",
+	    e->target);
 }
-
-static double *
-parse_orders(const char *arg, size_t *n, const char **label)
-{
-	double *o;
-	const char *s = arg, *bad;
-	size_t cap = 1, k = 0;
-
-	*label = arg;
-	if ((o = named_orders(arg, n)) != NULL)
-		return o;
-	*label = "list";
-	for (const char *p = arg; *p; p++)
-		cap += *p == ',';
-	if (cap > RDP_MAX_ORDERS)
-		cli_usage_error("invalid --orders: more than %d orders",
-		    RDP_MAX_ORDERS);
-	o = cli_reallocarray(NULL, cap, sizeof *o);
-	for (;;) {
-		char *end;
-
-		errno = 0;
-		o[k] = strtod(s, &end);
-		if (end == s || (*end != ',' && *end != '\0'))
-			cli_usage_error("invalid --orders '%s': expected default, "
-			    "opacus, pate or a comma-separated list of numbers",
-			    arg);
-		if (errno == ERANGE || !isfinite(o[k]))
-			cli_usage_error("invalid --orders '%s': out of range",
-			    arg);
-		k++;
-		if (*end == '\0')
-			break;
-		s = end + 1;
-	}
-	if ((bad = rdp_check_orders(o, k)) != NULL)
-		cli_usage_error("invalid --orders '%s': %s (orders are > 1 and "
-		    "at most %g)", arg, bad, RDP_MAX_ALPHA);
-	*n = k;
-	return o;
-}
-
-/* ---- vote histograms (--counts) ---- */
 
 static void
-read_counts(struct event *e)
+read_counts(struct account_event *e)
 {
 	const char *label;
-	FILE *fp = cli_open_in(e->counts_path, &label);
-	char *line = NULL;
-	size_t cap = 0, nv = 0, vcap = 0, nq = 0, qcap = 0;
-	ssize_t len;
-	uint64_t lineno = 0;
+	FILE *fp = cli_open_in(e->counts_label, &label);
+	char err[200];
+	uint64_t line;
+	int rc = account_read_counts(fp, e, &line, err, sizeof err);
 
-	e->qoff = cli_reallocarray(NULL, 1, sizeof *e->qoff);
-	e->qoff[0] = 0;
-	while ((len = getline(&line, &cap, fp)) >= 0) {
-		char *s = line, *end;
-		size_t k = 0;
-
-		lineno++;
-		while (len > 0 && (line[len - 1] == '\n' ||
-		    line[len - 1] == '\r'))
-			line[--len] = '\0';
-		if (len == 0)
-			cli_die(EX_DATAERR, "%s:%llu: empty line (one vote "
-			    "histogram per line)", label,
-			    (unsigned long long)lineno);
-		for (;;) {
-			double v;
-
-			errno = 0;
-			v = strtod(s, &end);
-			if (end == s)
-				cli_die(EX_DATAERR, "%s:%llu: field %zu is not a "
-				    "number", label, (unsigned long long)lineno,
-				    k + 1);
-			if (errno == ERANGE || !isfinite(v) || v < 0)
-				cli_die(EX_DATAERR, "%s:%llu: field %zu: a vote "
-				    "count must be finite and >= 0", label,
-				    (unsigned long long)lineno, k + 1);
-			while (*end == ' ' || *end == '\t')
-				end++;
-			if (*end != ',' && *end != '\0')
-				cli_die(EX_DATAERR, "%s:%llu: field %zu is not a "
-				    "number", label, (unsigned long long)lineno,
-				    k + 1);
-			if (++k > MAX_CLASSES)
-				cli_die(EX_DATAERR, "%s:%llu: more than %u "
-				    "classes", label, (unsigned long long)lineno,
-				    MAX_CLASSES);
-			if (nv == vcap) {
-				vcap = vcap ? 2 * vcap : 1024;
-				e->votes = cli_reallocarray(e->votes, vcap,
-				    sizeof *e->votes);
-			}
-			e->votes[nv++] = v;
-			if (*end == '\0')
-				break;
-			s = end + 1;
-		}
-		if (k < 2)
-			cli_die(EX_DATAERR, "%s:%llu: a vote histogram needs at "
-			    "least 2 classes", label, (unsigned long long)lineno);
-		if (nq + 2 > qcap) {
-			qcap = qcap ? 2 * qcap : 1024;
-			e->qoff = cli_reallocarray(e->qoff, qcap,
-			    sizeof *e->qoff);
-		}
-		e->qoff[++nq] = nv;
-	}
-	if (ferror(fp))
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc == PV_E_IO)
 		cli_die(EX_IOERR, "%s: read error: %s", label, strerror(errno));
-	free(line);
+	if (rc != 0 && line > 0)
+		cli_die(EX_DATAERR, "%s:%llu: %s", label,
+		    (unsigned long long)line, err);
+	if (rc != 0)
+		cli_die(EX_DATAERR, "%s: %s", label, err);
 	cli_close_in(fp);
-	if (nq == 0)
-		cli_die(EX_DATAERR, "%s: no vote histograms", label);
-	e->queries = nq;
-}
-
-/* ---- computing ---- */
-
-static void
-rdp_check(int rc, const char *what)
-{
-	if (rc == 0)
-		return;
-	cli_die(rc == RDP_E_NOMEM ? EX_OSERR : EX_SOFTWARE, "%s: %s", what,
-	    rdp_strerror(rc));
-}
-
-/* The per-query RDP curve of a PATE event, summed over its queries. */
-static void
-pate_curve(const struct event *e, const double *orders, size_t n,
-    double *curve)
-{
-	int lap = e->kind == K_LNMAX;
-
-	for (size_t j = 0; j < n; j++)
-		curve[j] = 0;
-	if (!e->data_dependent) {
-		for (size_t j = 0; j < n; j++)
-			curve[j] = lap ? rdp_pate_lnmax(orders[j], 1 / e->gamma) :
-			    rdp_pate_gnmax(orders[j], e->sigma);
-		return;
-	}
-	for (uint64_t i = 0; i < e->queries; i++) {
-		const double *c = e->votes + e->qoff[i];
-		size_t k = e->qoff[i + 1] - e->qoff[i];
-		/* Papernot et al. 2018: Prop. 7 (LNMax, Laplace scale
-		 * 1/gamma, pure 2 gamma-DP) with Prop. 8, and Thm. 6 with
-		 * Prop. 10 (GNMax). */
-		double lq = lap ? rdp_pate_logq_laplace(c, k, 1 / e->gamma) :
-		    rdp_pate_logq_gaussian(c, k, e->sigma);
-
-		for (size_t j = 0; j < n; j++)
-			curve[j] += lap ? rdp_pate_pure_dep(orders[j], lq,
-			    2 * e->gamma) :
-			    rdp_pate_gnmax_dep(orders[j], lq, e->sigma);
-	}
-}
-
-/* One event's own RDP curve and epsilon. */
-static void
-eval_event(struct event *e, const struct result *res, double delta, int conv,
-    double *tmp)
-{
-	int rc = 0;
-
-	rdp_acct_free(e->acct);
-	if ((e->acct = rdp_acct_new(res->orders, res->norders)) == NULL)
-		cli_die(EX_OSERR, "out of memory");
-	switch (e->kind) {
-	case K_SGM:
-		rc = rdp_acct_add_sgm(e->acct, e->q, e->sigma, e->steps);
-		break;
-	case K_GAUSSIAN:
-		rc = rdp_acct_add_gaussian(e->acct, e->sigma / e->sens,
-		    (double)e->count);
-		break;
-	case K_LAPLACE:
-		rc = rdp_acct_add_laplace(e->acct, e->scale / e->sens,
-		    (double)e->count);
-		break;
-	default:
-		pate_curve(e, res->orders, res->norders, tmp);
-		rc = rdp_acct_add_curve(e->acct, tmp, e->data_dependent ? 1 :
-		    (double)e->queries);
-	}
-	rdp_check(rc, kinds[e->kind].name);
-	rdp_check(rdp_acct_epsilon(e->acct, delta, conv, &e->eps, &e->order),
-	    "epsilon");
-}
-
-/* Solve a single event for its --solve parameter; exit 1 when no value in
- * the searched range reaches the target. */
-static void
-solve_event(struct event *e, const struct result *res, double delta, int conv)
-{
-	const double *o = res->orders;
-	size_t n = res->norders;
-	int rc;
-
-	if (e->kind == K_GAUSSIAN) {
-		double s;
-		/* count releases with noise multiplier s are one release with
-		 * s / sqrt(count) (Gaussian DP composes exactly: Dong, Roth
-		 * and Su 2022, Cor. 3.3), and RDP is exact for Gaussians, so
-		 * the RDP calibration is the SGM one with q = 1. */
-		if (e->analytic)
-			rc = rdp_agm_sigma(e->target, delta, &s);
-		else
-			rc = rdp_sgm_solve_sigma(1, e->count, delta, e->target,
-			    o, n, conv, &s);
-		if (rc == RDP_E_NOROOT)
-			cli_die(1, "no noise standard deviation in the searched "
-			    "range gives epsilon %g", e->target);
-		rdp_check(rc, "gaussian --solve sigma");
-		if (e->analytic)
-			s *= sqrt((double)e->count);
-		e->sigma = s * e->sens;
-		return;
-	}
-	switch (e->solve) {
-	case S_SIGMA:
-		rc = rdp_sgm_solve_sigma(e->q, e->steps, delta, e->target, o, n,
-		    conv, &e->sigma);
-		if (rc == RDP_E_NOROOT)
-			cli_die(1, "no noise multiplier up to 1e6 gives epsilon "
-			    "%g", e->target);
-		break;
-	case S_STEPS:
-		rc = rdp_sgm_solve_steps(e->q, e->sigma, delta, e->target, o, n,
-		    conv, &e->steps);
-		break;
-	default:
-		rc = rdp_sgm_solve_q(e->sigma, e->steps, delta, e->target, o, n,
-		    conv, &e->q);
-		if (rc == RDP_E_NOROOT)
-			cli_die(1, "no sampling probability down to 1e-12 gives "
-			    "epsilon %g", e->target);
-	}
-	rdp_check(rc, "sgm --solve");
-}
-
-static void
-compute(struct opts *o, struct result *res, double *tmp)
-{
-	double mu2 = 0, pure = 0;
-	int all_gauss = 1, all_pure = 1;
-
-	rdp_acct_free(res->total);
-	if ((res->total = rdp_acct_new(res->orders, res->norders)) == NULL)
-		cli_die(EX_OSERR, "out of memory");
-	res->data_dependent = 0;
-	for (size_t i = 0; i < o->nev; i++) {
-		struct event *e = &o->ev[i];
-
-		if (e->solve != S_NONE)
-			solve_event(e, res, o->delta, o->conv);
-		eval_event(e, res, o->delta, o->conv, tmp);
-		rdp_check(rdp_acct_add_curve(res->total, rdp_acct_curve(e->acct),
-		    1), "composition");
-		res->data_dependent |= e->data_dependent;
-		if (e->kind == K_GAUSSIAN)
-			mu2 += (double)e->count * (e->sens / e->sigma) *
-			    (e->sens / e->sigma);
-		else
-			all_gauss = 0;
-		if (e->kind == K_LAPLACE)
-			pure += (double)e->count * e->sens / e->scale;
-		else if (e->kind == K_LNMAX && !e->data_dependent)
-			pure += (double)e->queries * 2 * e->gamma;
-		else
-			all_pure = 0;
-	}
-	rdp_check(rdp_acct_epsilon(res->total, o->delta, o->conv, &res->eps,
-	    &res->order), "epsilon");
-	res->eps_analytic = NAN;
-	if (all_gauss) {
-		/* Gaussian releases compose exactly into one with noise
-		 * multiplier 1 / sqrt(sum count (sens / sigma)^2) (Gaussian
-		 * DP), whose exact epsilon is Balle and Wang's. */
-		int rc = rdp_agm_epsilon(1 / sqrt(mu2), o->delta,
-		    &res->eps_analytic);
-		if (rc == RDP_E_NOROOT)
-			res->eps_analytic = INFINITY;
-		else
-			rdp_check(rc, "analytic Gaussian epsilon");
-	}
-	res->eps_pure = all_pure ? pure : NAN;
-	res->eps_pld = NAN;
-	if (o->nev == 1 && o->ev[0].kind == K_SGM && o->ev[0].pld) {
-		/* A second, usually tighter bound: the privacy loss
-		 * distribution (lib/dp/pld.h); both are valid upper bounds. */
-		int rc = pld_sgm_epsilon(o->ev[0].q, o->ev[0].sigma,
-		    o->ev[0].steps, o->delta, 0, &res->eps_pld);
-		if (rc != 0)
-			res->eps_pld = NAN;	/* outside PLD's range: RDP only */
-	}
 }
 
 /* ---- output helpers ---- */
@@ -803,27 +375,27 @@ struct param {
 };
 
 static size_t
-event_params(const struct event *e, struct param *p)
+event_params(const struct account_event *e, struct param *p)
 {
 	size_t n = 0;
 
 	switch (e->kind) {
-	case K_SGM:
+	case ACCOUNT_SGM:
 		p[n++] = (struct param){ "q", e->q, 0, 0 };
 		p[n++] = (struct param){ "sigma", e->sigma, 0, 0 };
 		p[n++] = (struct param){ "steps", 0, 1, e->steps };
 		break;
-	case K_GAUSSIAN:
+	case ACCOUNT_GAUSSIAN:
 		p[n++] = (struct param){ "sigma", e->sigma, 0, 0 };
 		p[n++] = (struct param){ "sensitivity", e->sens, 0, 0 };
 		p[n++] = (struct param){ "count", 0, 1, e->count };
 		break;
-	case K_LAPLACE:
+	case ACCOUNT_LAPLACE:
 		p[n++] = (struct param){ "scale", e->scale, 0, 0 };
 		p[n++] = (struct param){ "sensitivity", e->sens, 0, 0 };
 		p[n++] = (struct param){ "count", 0, 1, e->count };
 		break;
-	case K_LNMAX:
+	case ACCOUNT_LNMAX:
 		p[n++] = (struct param){ "gamma", e->gamma, 0, 0 };
 		p[n++] = (struct param){ "queries", 0, 1, e->queries };
 		break;
@@ -849,17 +421,17 @@ pint(const struct param *p, int fmt)
 }
 
 static void
-text_events(const struct opts *o, const struct result *res)
+text_events(const struct opts *o, const struct account_result *res)
 {
 	struct param p[4];
 
 	for (size_t i = 0; i < o->nev; i++) {
-		const struct event *e = &o->ev[i];
+		const struct account_event *e = &o->ev[i];
 		size_t n = event_params(e, p);
 
 		if (o->nev > 1)
 			printf("event %zu: ", i + 1);
-		printf("%s", kinds[e->kind].name);
+		printf("%s", account_kind_name(e->kind));
 		for (size_t k = 0; k < n; k++) {
 			printf("%s %s ", k ? "," : "", p[k].key);
 			if (p[k].integer)
@@ -868,22 +440,22 @@ text_events(const struct opts *o, const struct result *res)
 				printf("%.6g", p[k].v);
 		}
 		if (e->data_dependent)
-			printf(", data-dependent (%s)", e->counts_path);
+			printf(", data-dependent (%s)", e->counts_label);
 		if (o->nev > 1)
 			printf(": epsilon %.6g alone (order %g)", e->eps,
 			    e->order);
 		putchar('\n');
-		if (e->solve != S_NONE) {
+		if (e->solve != ACCOUNT_SOLVE_NONE) {
 			struct param ps = { "steps", 0, 1, e->steps };
 
-			printf("solved: %s ", solves[e->solve - S_SIGMA]);
-			if (e->solve == S_STEPS)
+			printf("solved: %s ", solves[e->solve - ACCOUNT_SOLVE_SIGMA]);
+			if (e->solve == ACCOUNT_SOLVE_STEPS)
 				pint(&ps, F_TEXT);
 			else
-				printf("%.10g", e->solve == S_SIGMA ? e->sigma :
+				printf("%.10g", e->solve == ACCOUNT_SOLVE_SIGMA ? e->sigma :
 				    e->q);
 			printf(" is the %s value with epsilon <= %g at delta "
-			    "%g (%s)\n", e->solve == S_SIGMA ? "smallest" :
+			    "%g (%s)\n", e->solve == ACCOUNT_SOLVE_SIGMA ? "smallest" :
 			    "largest", e->target, o->delta, e->analytic ?
 			    "analytic Gaussian calibration" : "RDP");
 		}
@@ -900,7 +472,7 @@ text_events(const struct opts *o, const struct result *res)
 		printf("epsilon %.6g at delta %g (privacy loss distribution, "
 		    "connect-the-dots upper bound)\n", res->eps_pld, o->delta);
 	if (res->data_dependent)
-		printf("%s\n", DD_NOTE);
+		printf("%s\n", VERDICT_DD_NOTE);
 	if (o->verbose) {
 		const double *c = rdp_acct_curve(res->total);
 		printf("order\trdp\n");
@@ -910,19 +482,19 @@ text_events(const struct opts *o, const struct result *res)
 }
 
 static void
-tsv_events(const struct opts *o, const struct result *res)
+tsv_events(const struct opts *o, const struct account_result *res)
 {
 	struct param p[4];
 
 	printf("delta\t");
 	num(F_TSV, o->delta);
 	printf("\nconversion\t%s\norders\t%s\nevents\t%zu\n",
-	    conv_name(o->conv), res->orders_name, o->nev);
+	    conv_name(o->conv), o->orders_name, o->nev);
 	for (size_t i = 0; i < o->nev; i++) {
-		const struct event *e = &o->ev[i];
+		const struct account_event *e = &o->ev[i];
 		size_t n = event_params(e, p);
 
-		printf("event.%zu.mechanism\t%s\n", i + 1, kinds[e->kind].name);
+		printf("event.%zu.mechanism\t%s\n", i + 1, account_kind_name(e->kind));
 		for (size_t k = 0; k < n; k++) {
 			printf("event.%zu.%s\t", i + 1, p[k].key);
 			if (p[k].integer)
@@ -933,7 +505,7 @@ tsv_events(const struct opts *o, const struct result *res)
 		}
 		if (e->data_dependent) {
 			printf("event.%zu.counts\t", i + 1);
-			tstr(e->counts_path);
+			tstr(e->counts_label);
 			putchar('\n');
 		}
 		printf("event.%zu.epsilon\t", i + 1);
@@ -941,15 +513,15 @@ tsv_events(const struct opts *o, const struct result *res)
 		printf("\nevent.%zu.order\t", i + 1);
 		num(F_TSV, e->order);
 		putchar('\n');
-		if (e->solve != S_NONE) {
+		if (e->solve != ACCOUNT_SOLVE_NONE) {
 			printf("solve\t%s\ntarget_epsilon\t",
-			    solves[e->solve - S_SIGMA]);
+			    solves[e->solve - ACCOUNT_SOLVE_SIGMA]);
 			num(F_TSV, e->target);
-			printf("\n%s\t", solves[e->solve - S_SIGMA]);
-			if (e->solve == S_STEPS)
+			printf("\n%s\t", solves[e->solve - ACCOUNT_SOLVE_SIGMA]);
+			if (e->solve == ACCOUNT_SOLVE_STEPS)
 				pint(&p[2], F_TSV);
 			else
-				num(F_TSV, e->solve == S_SIGMA ? e->sigma : e->q);
+				num(F_TSV, e->solve == ACCOUNT_SOLVE_SIGMA ? e->sigma : e->q);
 			putchar('\n');
 		}
 	}
@@ -974,7 +546,7 @@ tsv_events(const struct opts *o, const struct result *res)
 		putchar('\n');
 	}
 	if (res->data_dependent)
-		printf("data_dependent\ttrue\nnote\t%s\n", DD_NOTE);
+		printf("data_dependent\ttrue\nnote\t%s\n", VERDICT_DD_NOTE);
 	if (o->verbose) {
 		const double *c = rdp_acct_curve(res->total);
 		for (size_t j = 0; j < res->norders; j++) {
@@ -988,7 +560,7 @@ tsv_events(const struct opts *o, const struct result *res)
 }
 
 static void
-json_events(const struct opts *o, const struct result *res)
+json_events(const struct opts *o, const struct account_result *res)
 {
 	struct param p[4];
 	int first = 1;
@@ -998,17 +570,17 @@ json_events(const struct opts *o, const struct result *res)
 	jkey(&first, "conversion");
 	jstr(conv_name(o->conv));
 	jkey(&first, "orders");
-	jstr(res->orders_name);
+	jstr(o->orders_name);
 	jkey(&first, "events");
 	putchar('[');
 	for (size_t i = 0; i < o->nev; i++) {
-		const struct event *e = &o->ev[i];
+		const struct account_event *e = &o->ev[i];
 		size_t n = event_params(e, p);
 		int f2 = 1;
 
 		printf("%s{", i ? "," : "");
 		jkey(&f2, "mechanism");
-		jstr(kinds[e->kind].name);
+		jstr(account_kind_name(e->kind));
 		for (size_t k = 0; k < n; k++) {
 			jkey(&f2, p[k].key);
 			if (p[k].integer)
@@ -1018,7 +590,7 @@ json_events(const struct opts *o, const struct result *res)
 		}
 		if (e->data_dependent) {
 			jkey(&f2, "counts");
-			jstr(e->counts_path);
+			jstr(e->counts_label);
 		}
 		jnum(&f2, "epsilon", e->eps);
 		jnum(&f2, "order", e->order);
@@ -1026,18 +598,18 @@ json_events(const struct opts *o, const struct result *res)
 	}
 	putchar(']');
 	for (size_t i = 0; i < o->nev; i++) {
-		const struct event *e = &o->ev[i];
-		if (e->solve == S_NONE)
+		const struct account_event *e = &o->ev[i];
+		if (e->solve == ACCOUNT_SOLVE_NONE)
 			continue;
 		jkey(&first, "solve");
-		jstr(solves[e->solve - S_SIGMA]);
+		jstr(solves[e->solve - ACCOUNT_SOLVE_SIGMA]);
 		jnum(&first, "target_epsilon", e->target);
-		jkey(&first, solves[e->solve - S_SIGMA]);
-		if (e->solve == S_STEPS) {
+		jkey(&first, solves[e->solve - ACCOUNT_SOLVE_SIGMA]);
+		if (e->solve == ACCOUNT_SOLVE_STEPS) {
 			struct param ps = { "steps", 0, 1, e->steps };
 			pint(&ps, F_JSON);
 		} else {
-			num(F_JSON, e->solve == S_SIGMA ? e->sigma : e->q);
+			num(F_JSON, e->solve == ACCOUNT_SOLVE_SIGMA ? e->sigma : e->q);
 		}
 	}
 	jnum(&first, "epsilon", res->eps);
@@ -1052,7 +624,7 @@ json_events(const struct opts *o, const struct result *res)
 		jkey(&first, "data_dependent");
 		fputs("true", stdout);
 		jkey(&first, "note");
-		jstr(DD_NOTE);
+		jstr(VERDICT_DD_NOTE);
 	}
 	if (o->verbose) {
 		const double *c = rdp_acct_curve(res->total);
@@ -1092,322 +664,69 @@ cpu_seconds(void)
 static int
 run_events(struct opts *o)
 {
-	struct result res = { 0 };
-	double *tmp, t0;
+	struct account_result res = { 0 };
+	const char *arg = o->orders_arg ? o->orders_arg : "default", *why;
+	double t0;
+	int rc;
 
-	res.orders = parse_orders(o->orders_arg ? o->orders_arg : "default",
-	    &res.norders, &res.orders_name);
+	o->orders_name = arg;
+	if (strcmp(arg, "default") && strcmp(arg, "opacus") &&
+	    strcmp(arg, "pate"))
+		o->orders_name = "list";
+	switch (account_orders(arg, &res.orders, &res.norders, &why)) {
+	case 0:
+		break;
+	case PV_E_NOMEM:
+		cli_die(EX_OSERR, "out of memory");
+	case PV_E_LIMIT:
+		cli_usage_error("invalid --orders: more than %d orders",
+		    RDP_MAX_ORDERS);
+	case PV_E_FORMAT:
+		cli_usage_error("invalid --orders '%s': expected default, "
+		    "opacus, pate or a comma-separated list of numbers", arg);
+	default:
+		if (why == NULL)
+			cli_usage_error("invalid --orders '%s': out of range",
+			    arg);
+		cli_usage_error("invalid --orders '%s': %s (orders are > 1 and "
+		    "at most %g)", arg, why, RDP_MAX_ALPHA);
+	}
 	for (size_t i = 0; i < o->nev; i++)
-		if (o->ev[i].counts_path != NULL)
+		if (o->ev[i].counts_label != NULL)
 			read_counts(&o->ev[i]);
-	tmp = cli_reallocarray(NULL, res.norders, sizeof *tmp);
 	t0 = cpu_seconds();
-	for (uint64_t r = 0; r < o->repeat; r++)
-		compute(o, &res, tmp);
+	for (uint64_t r = 0; r < o->repeat; r++) {
+		/* Only a solve's own search says "no" (exit 1); sgm --solve
+		 * steps failing is an internal error, as any other step. */
+		if ((rc = account_compute(o->ev, o->nev, o->delta, o->conv,
+		    &res)) == PV_E_NOROOT && res.failed != NULL &&
+		    strstr(res.failed, "--solve") != NULL &&
+		    (o->ev[0].kind == ACCOUNT_GAUSSIAN ||
+		    o->ev[0].solve != ACCOUNT_SOLVE_STEPS))
+			no_root(&o->ev[0]);
+		if (rc != 0)
+			rdp_fail(rc, &res);
+	}
 	if (o->repeat > 1)
 		fprintf(stderr, "%s: %llu computations: %.6f ms CPU each\n",
 		    cli_prog(), (unsigned long long)o->repeat,
 		    (cpu_seconds() - t0) * 1e3 / (double)o->repeat);
 	if (res.data_dependent)
-		cli_warn("%s", DD_NOTE);
+		cli_warn("%s", VERDICT_DD_NOTE);
 	if (o->format == F_TEXT)
 		text_events(o, &res);
 	else if (o->format == F_TSV)
 		tsv_events(o, &res);
 	else
 		json_events(o, &res);
-	for (size_t i = 0; i < o->nev; i++) {
-		rdp_acct_free(o->ev[i].acct);
-		free(o->ev[i].votes);
-		free(o->ev[i].qoff);
-	}
-	rdp_acct_free(res.total);
-	free(res.orders);
-	free(tmp);
+	for (size_t i = 0; i < o->nev; i++)
+		account_event_free(&o->ev[i]);
+	account_result_free(&res);
 	cli_out_commit();
 	return 0;
 }
 
 /* ---- the ledger ---- */
-
-/* In rising severity, but for V_PUBLIC: a dataset declared public
- * (--public) without releases, set last. */
-enum verdict { V_PRIVATE, V_DATA_DEP, V_OVER_BUDGET, V_NO_EPSILON,
-	V_NOT_PRIVATE, V_UNKNOWN, V_PUBLIC };
-static const char *const verdict_names[] = {
-	"private", "data_dependent", "over_budget", "no_epsilon", "not_private",
-	"unknown_provenance", "public"
-};
-
-/* The report line of streams of unknown provenance (not a dataset name:
- * those are [a-z0-9_]). */
-#define UNKNOWN_NAME "(unknown)"
-
-struct dsreport {
-	const char *name;
-	struct ledger_total t;
-	int ok;				/* ledger_total succeeded */
-	char why[600];			/* the reasons, for people */
-	int verdict;
-	int fails;			/* fails --budget */
-	int public;			/* declared public (--public) */
-	int has_dd;			/* a sanitised data-dependent epsilon */
-	double eps_dd, order_dd;
-};
-
-static void
-why_add(struct dsreport *d, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-why_add(struct dsreport *d, const char *fmt, ...)
-{
-	size_t len = strlen(d->why);
-	va_list ap;
-
-	if (len + 3 >= sizeof d->why)
-		return;
-	if (len > 0) {
-		memcpy(d->why + len, "; ", 3);
-		len += 2;
-	}
-	va_start(ap, fmt);
-	vsnprintf(d->why + len, sizeof d->why - len, fmt, ap);
-	va_end(ap);
-}
-
-/* A parameter of an entry as a number, or NaN. */
-static double
-entry_num(const struct ledger_entry *e, const char *key)
-{
-	const char *v = ts_meta_get(&e->params, key);
-	char *end;
-	double x;
-
-	if (v == NULL)
-		return NAN;
-	errno = 0;
-	x = strtod(v, &end);
-	return errno || *end != '\0' || end == v ? NAN : x;
-}
-
-/* e's RDP at order a, or NaN if its curve does not have it. */
-static double
-entry_rdp_at(const struct ledger_entry *e, double a)
-{
-	for (size_t j = 0; j < e->norders; j++)
-		if (e->orders[j] == a)
-			return e->rdp[j];
-	return NAN;
-}
-
-/*
- * The data-dependent epsilon released with smooth sensitivity
- * (teacher-vote --data-dependent: entries of mechanism
- * pate_smooth_sensitivity with param.order, param.rdp_released and the
- * field sanitizes = the id of the PATE release they sanitise).  At that
- * order: the released value in place of the sanitised entry's curve,
- * plus every other entry's RDP (the releases' own costs included),
- * converted at the target delta.  Nothing when the entries disagree on
- * the order, some entry lacks the order, or some data-dependent entry is
- * not such a release.  @return 1 if *eps is set.
- */
-static int
-sanitised_dd(const struct opts *o, const struct ledger *l, const char *ds,
-    double delta, double *eps, double *order)
-{
-	double a = NAN, sum = 0, ord;
-	int n = 0;
-
-	for (size_t i = 0; i < l->n; i++) {
-		const struct ledger_entry *e = &l->e[i];
-		double x;
-
-		if (strcmp(e->dataset, ds) != 0 ||
-		    strcmp(e->mechanism, "pate_smooth_sensitivity") != 0)
-			continue;
-		x = entry_num(e, "order");
-		if (!(x > 1) || isnan(entry_num(e, "rdp_released")) ||
-		    ts_meta_get(&e->params, "sanitizes") == NULL ||
-		    (n > 0 && x != a))
-			return 0;
-		a = x;
-		n++;
-	}
-	if (n == 0)
-		return 0;
-	for (size_t i = 0; i < l->n; i++) {
-		const struct ledger_entry *e = &l->e[i];
-		double r = NAN;
-		int gnss = 0;
-
-		if (strcmp(e->dataset, ds) != 0)
-			continue;
-		for (size_t k = 0; k < l->n; k++) {
-			const struct ledger_entry *g = &l->e[k];
-			const char *id = ts_meta_get(&g->params, "sanitizes");
-			if (strcmp(g->dataset, ds) == 0 && id != NULL &&
-			    strcmp(g->mechanism, "pate_smooth_sensitivity") ==
-			    0 && strcmp(id, e->id) == 0) {
-				r = entry_num(g, "rdp_released");
-				r = r > 0 ? r : 0;
-				gnss = 1;
-			}
-		}
-		if (!gnss) {
-			if (e->data_dependent && strcmp(e->mechanism,
-			    "pate_smooth_sensitivity") != 0)
-				return 0;
-			r = entry_rdp_at(e, a);
-		}
-		if (isnan(r))
-			return 0;
-		sum += r;
-	}
-	if (rdp_to_epsilon(&a, &sum, 1, delta, o->conv, eps, &ord) != 0)
-		return 0;
-	*order = a;
-	return 1;
-}
-
-/* Whether --public names ds (an element of one of its comma lists). */
-static int
-declared_public(const struct opts *o, const char *ds)
-{
-	size_t n = strlen(ds);
-
-	for (size_t i = 0; i < o->npublic; i++)
-		for (const char *p = o->public[i]; p != NULL;
-		    p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-			if (strncmp(p, ds, n) == 0 && (p[n] == ',' ||
-			    p[n] == '\0'))
-				return 1;
-	return 0;
-}
-
-static void
-judge(const struct opts *o, const struct ledger *l, struct dsreport *d)
-{
-	char err[400];
-	const struct ledger_total *t = &d->t;
-
-	d->ok = ledger_total(l, d->name, o->delta, o->conv, &d->t, err,
-	    sizeof err) == 0;
-	d->verdict = V_PRIVATE;
-	if (!d->ok) {
-		/* ledger_total left t partly filled; count the flags again so
-		 * the report still shows them. */
-		memset(&d->t, 0, sizeof d->t);
-		for (size_t i = 0; i < l->nraw; i++)
-			if (strcmp(l->raw[i].dataset, d->name) == 0)
-				d->t.raw = l->raw[i].kind;
-		for (size_t i = 0; i < l->n; i++) {
-			const struct ledger_entry *e = &l->e[i];
-			if (strcmp(e->dataset, d->name) != 0)
-				continue;
-			d->t.releases++;
-			d->t.seeded |= e->seeded;
-			d->t.data_dependent |= e->data_dependent;
-			if (d->t.relation && d->t.relation != e->relation)
-				d->t.mixed = 1;
-			d->t.relation = e->relation;
-		}
-		d->t.epsilon = INFINITY;
-	}
-	d->public = declared_public(o, d->name);
-	if (d->public && t->releases == 0) {
-		/* Nothing to account: the user says the records are public,
-		 * so outputs derived from them without privacy are fine. */
-		why_add(d, "public (declared by the user): not accounted%s",
-		    t->raw == LEDGER_AGGREGATE ? "; derived from the raw "
-		    "records (dp.raw = aggregate)" : t->raw ? "; derived from "
-		    "the raw records (dp.raw = row-local)" : "");
-		d->verdict = V_PUBLIC;
-		return;
-	}
-	if (d->public)
-		why_add(d, "declared public by the user, but the ledger holds "
-		    "%zu DP release%s for it: accounted as protected", t->releases,
-		    t->releases == 1 ? "" : "s");
-	if (t->raw) {
-		why_add(d, "NOT private: derived from the raw records without "
-		    "privacy (dp.raw.%s = %s)", d->name,
-		    t->raw == LEDGER_AGGREGATE ? "aggregate" : "row-local");
-		d->verdict = V_NOT_PRIVATE;
-		d->fails = 1;
-	}
-	if (t->assumed_raw)
-		why_add(d, "the rows of a release were of unknown provenance "
-		    "and declared raw records of %s by the user (--assume-raw): "
-		    "the guarantee holds only if they are", d->name);
-	if (t->seeded) {
-		why_add(d, "NOT private: a release used --seed (its noise is "
-		    "reproducible)");
-		d->verdict = V_NOT_PRIVATE;
-		if (!o->allow_seeded)
-			d->fails = 1;
-	}
-	if (t->mixed) {
-		why_add(d, "no epsilon: releases mix add_remove and "
-		    "replace_one neighbours");
-		if (d->verdict < V_NO_EPSILON)
-			d->verdict = V_NO_EPSILON;
-		d->fails = 1;
-	} else if (!d->ok) {
-		why_add(d, "no epsilon: %s", err);
-		if (d->verdict < V_NO_EPSILON)
-			d->verdict = V_NO_EPSILON;
-		d->fails = 1;
-	}
-	if (o->have_budget && d->ok && !t->mixed && !(t->epsilon <= o->budget)) {
-		why_add(d, "over budget: epsilon %.6g > %g", t->epsilon,
-		    o->budget);
-		if (d->verdict < V_OVER_BUDGET)
-			d->verdict = V_OVER_BUDGET;
-		d->fails = 1;
-	}
-	if (t->data_dependent) {
-		d->has_dd = sanitised_dd(o, l, d->name, d->ok && t->norders ?
-		    t->delta_rdp : o->delta, &d->eps_dd, &d->order_dd);
-		if (d->has_dd)
-			why_add(d, "data-dependent epsilon %.6g at order %g, "
-			    "released with smooth sensitivity (Papernot et al. "
-			    "2018): a sanitised estimate, not a guarantee; the "
-			    "guarantee is epsilon", d->eps_dd, d->order_dd);
-		else
-			why_add(d, "%s", DD_NOTE);
-		if (d->verdict < V_DATA_DEP)
-			d->verdict = V_DATA_DEP;
-	}
-	if (t->tv_recharged)
-		why_add(d, "the samplers' total variation is charged to delta "
-		    "at the composed epsilon");
-	if (d->verdict == V_PRIVATE)
-		why_add(d, "private: (%.6g, %g)-DP for %s (%s neighbours)",
-		    t->epsilon, o->delta, d->name,
-		    t->relation == LEDGER_REPLACE_ONE ? "replace_one" :
-		    "add_remove");
-	/* Used without privacy: no finite epsilon describes it, whatever
-	 * its releases spent (those are listed with --verbose). */
-	if (t->raw)
-		d->t.epsilon = INFINITY;
-}
-
-/* Streams of unknown provenance (dp.provenance): one line that is never
- * private, since nothing says which records they derive from. */
-static void
-judge_unknown(struct dsreport *d)
-{
-	memset(d, 0, sizeof *d);
-	d->name = UNKNOWN_NAME;
-	d->t.epsilon = INFINITY;
-	d->verdict = V_UNKNOWN;
-	d->fails = 1;
-	why_add(d, "NOT private: some input is of unknown provenance (%s: "
-	    "imported by tns from-csv or from-npy, which carry no ledger), "
-	    "so nothing is known of the records or the releases it derives "
-	    "from", LEDGER_PROVENANCE_KEY);
-}
 
 static const char *
 rel_name(const struct ledger_total *t)
@@ -1424,26 +743,6 @@ raw_name(int raw)
 {
 	return raw == LEDGER_AGGREGATE ? "aggregate" : raw == LEDGER_ROW_LOCAL ?
 	    "row-local" : "none";
-}
-
-/* A release's own epsilon at delta: the total of a ledger holding it
- * alone (so that its sampler's TV is charged at that epsilon too). */
-static double
-entry_epsilon(const struct opts *o, const struct ledger_entry *e,
-    double *order)
-{
-	struct ledger one = { 0 };
-	struct ledger_total t;
-	char err[8];
-
-	*order = 0;
-	one.n = 1;
-	one.e = (struct ledger_entry *)e;
-	if (ledger_total(&one, e->dataset, o->delta, o->conv, &t, err,
-	    sizeof err) != 0)
-		return INFINITY;
-	*order = t.order;
-	return t.epsilon;
 }
 
 static void
@@ -1466,7 +765,7 @@ print_params(const struct ledger_entry *e, int fmt)
 
 static void
 text_ledger(const struct opts *o, const struct ledger *l,
-    const struct dsreport *d, size_t nd)
+    const struct verdict_report *d, size_t nd)
 {
 	if (nd == 0)
 		printf("no datasets: the streams carry no privacy ledger\n");
@@ -1516,7 +815,7 @@ text_ledger(const struct opts *o, const struct ledger *l,
 
 			if (strcmp(e->dataset, d[i].name) != 0)
 				continue;
-			eps = entry_epsilon(o, e, &order);
+			eps = verdict_entry_epsilon(&o->vp, e, &order);
 			printf("  release %.*s  ", ID_SHOWN, e->id);
 			tstr(e->tool[0] ? e->tool : "-");
 			printf("  ");
@@ -1533,7 +832,7 @@ text_ledger(const struct opts *o, const struct ledger *l,
 
 static void
 tsv_ledger(const struct opts *o, const struct ledger *l,
-    const struct dsreport *d, size_t nd)
+    const struct verdict_report *d, size_t nd)
 {
 	printf("dataset\treleases\tepsilon\torder\tdelta\tdelta_extra\t"
 	    "neighbours\tseeded\traw\tdata_dependent\tverdict\twhy\t"
@@ -1552,7 +851,7 @@ tsv_ledger(const struct opts *o, const struct ledger *l,
 		num(F_TSV, t->delta_extra);
 		printf("\t%s\t%d\t%s\t%d\t%s\t", rel_name(t), t->seeded,
 		    raw_name(t->raw), t->data_dependent,
-		    verdict_names[d[i].verdict]);
+		    verdict_name(d[i].verdict));
 		tstr(d[i].why);
 		putchar('\t');
 		if (d[i].has_dd) {
@@ -1575,7 +874,7 @@ tsv_ledger(const struct opts *o, const struct ledger *l,
 
 			if (strcmp(e->dataset, d[i].name) != 0)
 				continue;
-			eps = entry_epsilon(o, e, &order);
+			eps = verdict_entry_epsilon(&o->vp, e, &order);
 			printf("%s\t%s\t", e->dataset, e->id);
 			tstr(e->tool);
 			putchar('\t');
@@ -1596,7 +895,7 @@ tsv_ledger(const struct opts *o, const struct ledger *l,
 
 static void
 json_ledger(const struct opts *o, const struct ledger *l,
-    const struct dsreport *d, size_t nd)
+    const struct verdict_report *d, size_t nd)
 {
 	int first = 1;
 
@@ -1634,7 +933,7 @@ json_ledger(const struct opts *o, const struct ledger *l,
 		jkey(&f, "data_dependent");
 		fputs(t->data_dependent ? "true" : "false", stdout);
 		jkey(&f, "verdict");
-		jstr(verdict_names[d[i].verdict]);
+		jstr(verdict_name(d[i].verdict));
 		jkey(&f, "why");
 		jstr(d[i].why);
 		if (d[i].has_dd) {
@@ -1657,7 +956,7 @@ json_ledger(const struct opts *o, const struct ledger *l,
 
 				if (strcmp(e->dataset, d[i].name) != 0)
 					continue;
-				eps = entry_epsilon(o, e, &order);
+				eps = verdict_entry_epsilon(&o->vp, e, &order);
 				printf("%s{", n++ ? "," : "");
 				jkey(&g, "id");
 				jstr(e->id);
@@ -1694,18 +993,23 @@ run_ledger(struct opts *o)
 	size_t nf = o->nfiles ? o->nfiles : 1, nd;
 	FILE **fps = cli_reallocarray(NULL, nf, sizeof *fps);
 	const char **labels = cli_reallocarray(NULL, nf, sizeof *labels);
-	const char **names;
 	struct ledger l = { 0 };
-	struct dsreport *d;
+	struct verdict_report *d;
 	char err[600];
-	int status = 0;
+	const char *msg;
+	int status = 0, rc;
 
+	o->vp = (struct verdict_params){ .delta = o->delta, .conv = o->conv,
+	    .have_budget = o->have_budget, .budget = o->budget,
+	    .allow_seeded = o->allow_seeded, .public = o->public,
+	    .npublic = o->npublic };
+	if ((msg = verdict_check_params(&o->vp)) != NULL)
+		cli_usage_error("%s", msg);
 	for (size_t i = 0; i < nf; i++)
 		fps[i] = cli_open_in(o->nfiles ? o->files[i] : NULL, &labels[i]);
 	for (size_t i = 0; i < nf; i++) {
 		struct ts_reader *r = cli_reader(fps[i], labels[i]);
 		struct tensor hdr = { 0 };
-		int rc;
 
 		/* The ledger is complete only at the end of the stream, and
 		 * reading to the end checks every byte; rows are skipped. */
@@ -1718,15 +1022,8 @@ run_ledger(struct opts *o)
 		ts_reader_close(r);
 		cli_close_in(fps[i]);
 	}
-	if ((names = ledger_datasets(&l, &nd)) == NULL)
-		cli_die(EX_OSERR, "out of memory");
-	d = cli_calloc(nd + 1, sizeof *d);
-	for (size_t i = 0; i < nd; i++) {
-		d[i].name = names[i];
-		judge(o, &l, &d[i]);
-	}
-	if (l.unknown)
-		judge_unknown(&d[nd++]);
+	if ((rc = verdict_run(&o->vp, &l, &d, &nd)) != 0)
+		cli_die(EX_OSERR, "%s", pv_strerror(rc));
 	if (o->format == F_TEXT)
 		text_ledger(o, &l, d, nd);
 	else if (o->format == F_TSV)
@@ -1749,7 +1046,6 @@ run_ledger(struct opts *o)
 				status = 1;
 			}
 	free(d);
-	free(names);
 	ledger_free(&l);
 	free(fps);
 	free(labels);
@@ -1762,10 +1058,7 @@ run_ledger(struct opts *o)
 static void
 public_names(struct opts *o, const char *arg)
 {
-	size_t len = strlen(arg);
-
-	if (len == 0 || arg[0] == ',' || arg[len - 1] == ',' ||
-	    strstr(arg, ",,") != NULL)
+	if (!verdict_public_list_ok(arg))
 		cli_usage_error("invalid --public '%s': a comma-separated list "
 		    "of dataset names", arg);
 	o->public = cli_reallocarray(o->public, o->npublic + 1,
@@ -1777,7 +1070,7 @@ public_names(struct opts *o, const char *arg)
  * event, the event whose options come now. */
 struct parse {
 	int have_cmd, need_event;
-	struct event *cur;
+	struct account_event *cur;
 };
 
 static void
@@ -1802,7 +1095,7 @@ operand(struct opts *o, struct parse *ps, const char *arg)
 	if (ps->have_cmd && !ps->need_event)
 		cli_usage_error("unexpected operand '%s' (events are separated "
 		    "by '+')", arg);
-	if ((k = kind_of(arg)) < 0) {
+	if ((k = account_kind(arg)) < 0) {
 		if (!ps->have_cmd && (strchr(arg, '.') || strchr(arg, '/')))
 			cli_usage_error("unknown command or event '%s' (to read "
 			    "the ledger of streams: rdp-account ledger --delta d "
@@ -1812,10 +1105,7 @@ operand(struct opts *o, struct parse *ps, const char *arg)
 	}
 	o->ev = cli_reallocarray(o->ev, o->nev + 1, sizeof *o->ev);
 	ps->cur = &o->ev[o->nev++];
-	memset(ps->cur, 0, sizeof *ps->cur);
-	ps->cur->kind = k;
-	ps->cur->sens = 1;
-	ps->cur->count = 1;
+	account_event_init(ps->cur, k);
 	ps->have_cmd = 1;
 	ps->need_event = 0;
 }
@@ -1923,8 +1213,13 @@ main(int argc, char *argv[])
 		cli_usage_error("option %s applies to 'ledger' only",
 		    o.have_budget ? "--budget" : o.allow_seeded ?
 		    "--allow-seeded" : "--public");
-	for (size_t i = 0; i < o.nev; i++)
-		event_check(&o.ev[i], o.nev);
+	for (size_t i = 0; i < o.nev; i++) {
+		char buf[200];
+		const char *msg = account_check_event(&o.ev[i], o.nev, buf,
+		    sizeof buf);
+		if (msg != NULL)
+			cli_usage_error("%s", msg);
+	}
 	{
 		int rc = run_events(&o);
 		free(o.ev);
