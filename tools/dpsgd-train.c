@@ -5,23 +5,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 
 #include "cli.h"
 #include "dpcli.h"
 #include "dpsgd.h"
-#include "la.h"
 #include "labels.h"
 #include "ledger.h"
 #include "model.h"
 #include "nn.h"
-#include "noise_fast.h"
 #include "optim.h"
 #include "rdp.h"
 #include "tensor.h"
 #include "tstream.h"
-#include "uda.h"
 
 #define UNSAFE_ENV "PRIVADA_TEST_UNSAFE"
 
@@ -530,65 +525,6 @@ drop_unanswered(struct data *dt, int verbose)
 	dt->n = k;
 }
 
-/* ---- output ---- */
-
-static void
-meta_num(struct ts_meta *m, const char *key, double v)
-{
-	if (ts_meta_setf(m, key, "%.17g", v) != 0)
-		cli_die(EX_OSERR, "out of memory");
-}
-
-/* The key prefix + key set to a string, or to a number. */
-static void
-meta_key(struct ts_meta *m, const char *prefix, const char *key,
-    const char *v)
-{
-	char k[96];
-
-	snprintf(k, sizeof k, "%s%s", prefix, key);
-	cli_meta_set(m, k, v);
-}
-
-static void
-meta_knum(struct ts_meta *m, const char *prefix, const char *key, double v)
-{
-	char k[96];
-
-	snprintf(k, sizeof k, "%s%s", prefix, key);
-	meta_num(m, k, v);
-}
-static void
-write_audit(struct ts_writer *w, const struct nn_net *net, const char *prefix,
-    const float *all, size_t np, uint64_t runs)
-{
-	for (size_t l = 0; l < net->nlayers; l++) {
-		const struct nn_layer *L = &net->layer[l];
-		for (int part = 0; part < 2; part++) {
-			size_t len = part ? L->out : L->in * L->out;
-			size_t off = L->off + (part ? L->in * L->out : 0);
-			uint64_t dims[2] = { runs, len };
-			struct tensor hdr;
-			char name[64];
-			int rc;
-
-			snprintf(name, sizeof name, "%s/fc%zu/%s", prefix,
-			    l + 1, part ? "b" : "W");
-			if (tensor_init(&hdr, name, TS_F32, 2, dims) != 0)
-				cli_die(EX_SOFTWARE, "bad tensor header");
-			if ((rc = ts_write_begin(w, &hdr)) != 0)
-				cli_wdie(w, rc);
-			for (uint64_t i = 0; i < runs; i++)
-				if ((rc = ts_write_rows(w, all + i * np + off,
-				    1)) != 0)
-					cli_wdie(w, rc);
-			if ((rc = ts_write_end(w)) != 0)
-				cli_wdie(w, rc);
-			tensor_free(&hdr);
-		}
-	}
-}
-
 static struct rng *
 sub_rng(const struct opts *o, const char *item)
 {
@@ -611,13 +547,6 @@ zero_rows(struct data *dt, int dp)
 	if (z && !dp)
 		cli_warn("%s: %zu rows with non-finite values were taken as "
 		    "zero rows", dt->label, z);
-}
-
-static const char *
-protect_name(int protect)
-{
-	return protect == DPSGD_PROTECT_BOTH ? "both" : protect == DPSGD_PROTECT_SOURCE ?
-	    "source" : protect == DPSGD_PROTECT_TARGET ? "target" : "none";
 }
 
 /* ---- the trainer ---- */
@@ -676,6 +605,19 @@ fill_params(const struct opts *o, int mode, struct dpsgd_params *p)
 	p->seed = o->seed != NULL ? dpcli_seed_arg(o->seed) : 0;
 	p->progress = on_progress;
 	p->report = o->verbose ? on_report : NULL;
+}
+
+/* The domain classifier after layers 1..L of m (dpsgd_add_domain). */
+static void
+add_domain(const struct opts *o, struct nn_model *m, struct nn_dann *nets,
+    size_t L, size_t *np)
+{
+	int rc = dpsgd_add_domain(m, nets, L, o->dh, o->ndh, np);
+
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc != 0)
+		cli_usage_error("--domain-hidden: %s", nn_strerror(rc));
 }
 
 /* A trainer's error: a usage error when the options cannot be met. */
@@ -781,6 +723,7 @@ main(int argc, char **argv)
 	struct dpsgd_data view[2], vview;
 	struct dpsgd_plan pl[2];
 	struct dpsgd_summary sm;
+	struct dpsgd_meta mi;
 	struct data *sdt[2];
 	const struct data *vap = NULL;
 	const char *dataset[2];
@@ -1157,8 +1100,7 @@ main(int argc, char **argv)
 		/* E is layers 1..L, C the rest (frozen); D's parameters
 		 * follow the model's, as with dann. */
 		size_t L = o.feature_layer ? o.feature_layer : m.net.nlayers - 1;
-		size_t end, h;
-		float *p;
+		size_t h;
 
 		if (L >= m.net.nlayers)
 			cli_usage_error("--feature-layer %zu: the model of %s has "
@@ -1168,36 +1110,25 @@ main(int argc, char **argv)
 			    "at least one must be trained", o.freeze, L);
 		for (size_t l = L; l < m.net.nlayers; l++)
 			m.net.layer[l].frozen = 1;
-		if ((rc = nn_dann_init(&gnets, &m.net, L, o.dh, o.ndh,
-		    m.nparam, &end)) != 0)
-			cli_usage_error("--domain-hidden: %s", nn_strerror(rc));
+		add_domain(&o, &m, &gnets, L, &np);
 		h = m.net.layer[L - 1].out;
 		if (sf.d != h)
 			cli_die(EX_DATAERR, "%s: %zu features, but layer %zu of the "
 			    "model of %s has %zu units", slabel, sf.d, L, ilabel,
 			    h);
-		p = cli_reallocarray(m.param, end, sizeof *p);
-		memset(p + m.nparam, 0, (end - m.nparam) * sizeof *p);
-		m.param = p;
-		np = end;
 	}
 	if (o.dann) {
 		/* F is every hidden layer, H the last layer; D's parameters
 		 * follow the model's in one vector. */
-		size_t end;
-		float *p;
-
-		if ((rc = nn_dann_init(&dnets, &m.net, m.net.nlayers - 1,
-		    o.dh, o.ndh, m.nparam, &end)) != 0)
-			cli_usage_error("--domain-hidden: %s", nn_strerror(rc));
-		p = cli_reallocarray(m.param, end, sizeof *p);
-		memset(p + m.nparam, 0, (end - m.nparam) * sizeof *p);
-		m.param = p;
-		np = end;
+		add_domain(&o, &m, &dnets, m.net.nlayers - 1, &np);
 		/* The encoder's features leave a ReLU: a Gaussian sample's
 		 * negative values are projected to 0, or the domain
-		 * classifier tells the domains apart by sign alone. */
-		for (size_t i = 0; i < sf.n * sf.d; i++)
+		 * classifier tells the domains apart by sign alone.
+		 * FIXME: only gmm-uda reads --source-features, so sf is
+		 * never read here and this loop never runs (it read an
+		 * uninitialised sf before); gmm-uda's samples are not
+		 * projected.  Moving it changes seeded gmm-uda outputs. */
+		for (size_t i = 0; sfp != NULL && i < sf.n * sf.d; i++)
 			if (sf.X[i] < 0)
 				sf.X[i] = 0;
 	}
@@ -1303,9 +1234,10 @@ main(int argc, char **argv)
 	 * stream metadata. */
 	w = cli_writer(ofp, o.level);
 	if (o.audit) {
-		write_audit(w, &m.net, "model", all, np, o.audit);
-		if (o.dann)
-			write_audit(w, &dnets.dom, "domain", all, np, o.audit);
+		if ((rc = dpsgd_write_audit(w, &m.net, "model", all, np,
+		    o.audit)) != 0 || (o.dann && (rc = dpsgd_write_audit(w,
+		    &dnets.dom, "domain", all, np, o.audit)) != 0))
+			cli_wdie(w, rc);
 	} else if ((rc = model_write(w, &m)) != 0 || (o.dann &&
 	    (rc = model_write_net(w, &dnets.dom, m.param, "domain")) != 0) ||
 	    (o.adapt == DPSGD_GMM && (rc = model_write_net(w, &gnets.dom, m.param,
@@ -1360,86 +1292,12 @@ main(int argc, char **argv)
 	if (model_put_meta(&m, &meta) != 0)
 		cli_die(EX_OSERR, "out of memory");
 	model_arch(&m, arch, sizeof arch);
-	cli_meta_set(&meta, "train.mode", mode == DPSGD_DP ? "dp_sgd" :
-	    mode == DPSGD_CLIP_ONLY ? "clip_only" : "no_dp");
-	cli_meta_set(&meta, "train.optimizer", o.oc.kind == OPTIM_ADAM ?
-	    "adam" : "sgd");
-	meta_num(&meta, "train.lr", o.oc.lr);
-	cli_meta_set(&meta, "train.lr_schedule", o.sched_arg ? o.sched_arg :
-	    "constant");
-	if (o.oc.kind == OPTIM_SGD)
-		meta_num(&meta, "train.momentum", o.oc.momentum);
-	meta_num(&meta, "train.weight_decay", o.oc.weight_decay);
-	meta_num(&meta, "train.batch", (double)o.batch);
-	meta_num(&meta, "train.freeze", (double)o.freeze);
-	meta_num(&meta, "train.epochs_run", (double)sm.epochs_run);
-	if (o.has_epochs)
-		meta_num(&meta, "train.epochs", o.epochs);
-	if (o.dann) {
-		char darch[MODEL_MAX_ARCH];
-		struct nn_model dm = { .net = dnets.dom };
-
-		model_arch(&dm, darch, sizeof darch);
-		cli_meta_set(&meta, "train.adapt", "dann");
-		cli_meta_set(&meta, "train.protect", protect_name(o.protect));
-		cli_meta_set(&meta, "train.domain_arch", darch);
-		meta_num(&meta, "train.grl_max", o.grl_max);
-		meta_num(&meta, "train.steps", (double)sm.steps);
-	}
-	if (o.adapt == DPSGD_ASSOC) {
-		cli_meta_set(&meta, "train.adapt", "assoc");
-		meta_num(&meta, "train.beta_walker", o.beta[0]);
-		meta_num(&meta, "train.beta_visit", o.beta[1]);
-		meta_num(&meta, "train.beta_cover", o.beta[2]);
-		meta_num(&meta, "train.labelled_rows", (double)tr.n);
-		meta_num(&meta, "train.steps", (double)sm.steps);
-	}
-	if (o.adapt == DPSGD_GMM) {
-		char darch[MODEL_MAX_ARCH];
-		struct nn_model dm = { .net = gnets.dom };
-
-		model_arch(&dm, darch, sizeof darch);
-		cli_meta_set(&meta, "train.adapt", "gmm-uda");
-		cli_meta_set(&meta, "train.domain_arch", darch);
-		meta_num(&meta, "train.feature_layer",
-		    (double)gnets.feat.nlayers);
-		meta_num(&meta, "train.kd_temp", o.kd_temp);
-		meta_num(&meta, "train.beta_adv", o.beta_adv);
-		meta_num(&meta, "train.beta_kd", o.beta_kd);
-		meta_num(&meta, "train.beta_im", o.beta_im);
-		meta_num(&meta, "train.steps", (double)sm.steps);
-	}
-	if (mode != DPSGD_NODP) {
-		meta_num(&meta, "train.steps", (double)sm.steps);
-		meta_num(&meta, "train.clip", o.clip);
-	}
-	for (size_t i = 0; i < nst; i++) {
-		const struct dpsgd_plan *s = &pl[i];
-		char pre[32];
-
-		if (!s->dp)
-			continue;
-		/* A classifier's keys have no stream part. */
-		snprintf(pre, sizeof pre, "train.%s%s", o.dann ? s->name : "",
-		    o.dann ? "." : "");
-		if (o.dann)
-			meta_key(&meta, pre, "dataset", dataset[i]);
-		meta_knum(&meta, pre, "q", s->q);
-		meta_knum(&meta, pre, "sigma", s->sigma);
-		if (mode == DPSGD_DP) {
-			meta_knum(&meta, pre, "noise_std", s->noise_std);
-			if (s->eps >= 0) {
-				meta_knum(&meta, pre, "epsilon", s->eps);
-				meta_knum(&meta, pre, "delta", o.delta);
-			}
-		}
-	}
-	if (mode == DPSGD_DP)
-		cli_meta_set(&meta, "train.noise", o.exact ? "exact" : "fast");
-	if (vap != NULL) {
-		meta_num(&meta, "train.best_epoch", (double)sm.best_epoch);
-		meta_num(&meta, "train.val_accuracy", sm.best_acc);
-	}
+	mi.dataset[0] = dataset[0];
+	mi.dataset[1] = dataset[1];
+	mi.lr_schedule = o.sched_arg;
+	mi.freeze = o.freeze;
+	if (dpsgd_put_meta(dp, &meta, &mi) != 0)
+		cli_die(EX_OSERR, "out of memory");
 	cli_prov(&meta);
 	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
 		cli_die(EX_OSERR, "out of memory");

@@ -12,6 +12,8 @@
 #include "la.h"
 #include "noise_fast.h"
 #include "rdp.h"
+#include "tensor.h"
+#include "tstream.h"
 #include "uda.h"
 
 #define THREAD_MIN 2048			/* noise dimension worth a thread */
@@ -1417,6 +1419,158 @@ dpsgd_train(struct dpsgd *t, struct rng *rng, float *all)
 	}
 	free(init);
 	return rc;
+}
+
+/* ---- the model and the output ---- */
+
+int
+dpsgd_add_domain(struct nn_model *m, struct nn_dann *nets, size_t L,
+    const size_t *dh, size_t ndh, size_t *np)
+{
+	size_t end;
+	float *p;
+	int rc;
+
+	if ((rc = nn_dann_init(nets, &m->net, L, dh, ndh, m->nparam,
+	    &end)) != 0)
+		return rc;
+	if ((p = reallocarray(m->param, end, sizeof *p)) == NULL)
+		return PV_E_NOMEM;
+	memset(p + m->nparam, 0, (end - m->nparam) * sizeof *p);
+	m->param = p;
+	*np = end;
+	return 0;
+}
+
+int
+dpsgd_write_audit(struct ts_writer *w, const struct nn_net *net,
+    const char *prefix, const float *all, size_t np, uint64_t runs)
+{
+	int rc;
+
+	for (size_t l = 0; l < net->nlayers; l++) {
+		const struct nn_layer *L = &net->layer[l];
+		for (int part = 0; part < 2; part++) {
+			size_t len = part ? L->out : L->in * L->out;
+			size_t off = L->off + (part ? L->in * L->out : 0);
+			uint64_t dims[2] = { runs, len };
+			struct tensor hdr;
+			char name[64];
+
+			snprintf(name, sizeof name, "%s/fc%zu/%s", prefix,
+			    l + 1, part ? "b" : "W");
+			if ((rc = tensor_init(&hdr, name, TS_F32, 2, dims)) != 0)
+				return rc;
+			rc = ts_write_begin(w, &hdr);
+			for (uint64_t i = 0; i < runs && rc == 0; i++)
+				rc = ts_write_rows(w, all + i * np + off, 1);
+			if (rc == 0)
+				rc = ts_write_end(w);
+			tensor_free(&hdr);
+			if (rc != 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static const char *
+protect_name(int protect)
+{
+	return protect == DPSGD_PROTECT_BOTH ? "both" :
+	    protect == DPSGD_PROTECT_SOURCE ? "source" :
+	    protect == DPSGD_PROTECT_TARGET ? "target" : "none";
+}
+
+int
+dpsgd_put_meta(const struct dpsgd *t, struct ts_meta *meta,
+    const struct dpsgd_meta *mi)
+{
+	const struct dpsgd_params *o = t->o;
+	char darch[MODEL_MAX_ARCH], pre[32], k[96];
+	struct nn_model dm;
+
+#define SET(key, v) if (ts_meta_set(meta, key, v) != 0) return PV_E_NOMEM
+#define NUM(key, v) if (ts_meta_setf(meta, key, "%.17g", (double)(v)) \
+	    != 0) return PV_E_NOMEM
+	SET("train.mode", t->mode == DPSGD_DP ? "dp_sgd" :
+	    t->mode == DPSGD_CLIP_ONLY ? "clip_only" : "no_dp");
+	SET("train.optimizer", o->oc.kind == OPTIM_ADAM ? "adam" : "sgd");
+	NUM("train.lr", o->oc.lr);
+	SET("train.lr_schedule", mi->lr_schedule ? mi->lr_schedule :
+	    "constant");
+	if (o->oc.kind == OPTIM_SGD)
+		NUM("train.momentum", o->oc.momentum);
+	NUM("train.weight_decay", o->oc.weight_decay);
+	NUM("train.batch", o->batch);
+	NUM("train.freeze", mi->freeze);
+	NUM("train.epochs_run", t->epochs_run);
+	if (o->has_epochs)
+		NUM("train.epochs", o->epochs);
+	memset(&dm, 0, sizeof dm);
+	dm.net = t->nets.dom;
+	if (o->adapt == DPSGD_DANN) {
+		model_arch(&dm, darch, sizeof darch);
+		SET("train.adapt", "dann");
+		SET("train.protect", protect_name(o->protect));
+		SET("train.domain_arch", darch);
+		NUM("train.grl_max", o->grl_max);
+		NUM("train.steps", t->steps);
+	}
+	if (o->adapt == DPSGD_ASSOC) {
+		SET("train.adapt", "assoc");
+		NUM("train.beta_walker", o->beta[0]);
+		NUM("train.beta_visit", o->beta[1]);
+		NUM("train.beta_cover", o->beta[2]);
+		NUM("train.labelled_rows", t->st[0].dt->n);
+		NUM("train.steps", t->steps);
+	}
+	if (o->adapt == DPSGD_GMM) {
+		model_arch(&dm, darch, sizeof darch);
+		SET("train.adapt", "gmm-uda");
+		SET("train.domain_arch", darch);
+		NUM("train.feature_layer", t->nets.feat.nlayers);
+		NUM("train.kd_temp", o->kd_temp);
+		NUM("train.beta_adv", o->beta_adv);
+		NUM("train.beta_kd", o->beta_kd);
+		NUM("train.beta_im", o->beta_im);
+		NUM("train.steps", t->steps);
+	}
+	if (t->mode != DPSGD_NODP) {
+		NUM("train.steps", t->steps);
+		NUM("train.clip", o->clip);
+	}
+	for (size_t i = 0; i < t->nst; i++) {
+		const struct stream *s = &t->st[i];
+
+		if (!s->dp)
+			continue;
+		/* A classifier's keys have no stream part. */
+		snprintf(pre, sizeof pre, "train.%s%s", t->dann ? s->name : "",
+		    t->dann ? "." : "");
+#define KEY(key) (snprintf(k, sizeof k, "%s%s", pre, key), k)
+		if (t->dann && mi->dataset[i] != NULL)
+			SET(KEY("dataset"), mi->dataset[i]);
+		NUM(KEY("q"), s->q);
+		NUM(KEY("sigma"), s->sigma);
+		if (t->mode == DPSGD_DP) {
+			NUM(KEY("noise_std"), s->noise_std);
+			if (s->eps >= 0) {
+				NUM(KEY("epsilon"), s->eps);
+				NUM(KEY("delta"), o->delta);
+			}
+		}
+#undef KEY
+	}
+	if (t->mode == DPSGD_DP)
+		SET("train.noise", o->exact ? "exact" : "fast");
+	if (t->va != NULL) {
+		NUM("train.best_epoch", t->best_epoch);
+		NUM("train.val_accuracy", t->best_acc);
+	}
+#undef SET
+#undef NUM
+	return 0;
 }
 
 void

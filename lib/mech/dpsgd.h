@@ -8,10 +8,12 @@
  *
  *   struct dpsgd_params p;  dpsgd_defaults(&p);  ... fill p ...
  *   if ((msg = dpsgd_check_params(&p)) != NULL) usage error;
- *   dpsgd_new(&t, &p, &model, nets, &train, &side, &val);
+ *   dpsgd_add_domain(&model, &nets, L, dh, ndh, &np);  // dann, gmm-uda
+ *   dpsgd_new(&t, &p, &model, nets, np, K, &train, &side, &val);
  *   dpsgd_plan(t);                 // q, steps, sigma, noise scale, clip plan
  *   dpsgd_train(t, rng, all);      // once, or p.audit times
  *   dpsgd_ledger_entry(t, i, &e);  // after dpcli_entry, before dpcli_release
+ *   dpsgd_put_meta(t, &meta, &mi); // the train.* keys
  *   dpsgd_free(t);
  *
  * The privacy plan.  Neighbours are add/remove: the true count of a
@@ -48,6 +50,7 @@
 #include "optim.h"
 #include "pverr.h"
 #include "rng.h"
+#include "tstream.h"
 
 #define DPSGD_WORK_ITEM "dpsgd-train"	/* the seeded streams' prefix */
 #define DPSGD_MECHANISM "subsampled_gaussian"
@@ -194,6 +197,40 @@ void dpsgd_summary(const struct dpsgd *t, struct dpsgd_summary *out);
  */
 int dpsgd_ledger_entry(const struct dpsgd *t, size_t i,
     struct ledger_entry *e);
+
+/* What the output's train.* keys take from the tool. */
+struct dpsgd_meta {
+	const char *dataset[2];		/* the streams' ledger names, or NULL */
+	const char *lr_schedule;	/* as given; NULL: "constant" */
+	size_t freeze;			/* the leading layers kept frozen */
+};
+
+/*
+ * Append the domain classifier D of DANN or gmm-uda to model m: the
+ * feature extractor is layers 1..L of m, D's hidden widths dh[0..ndh),
+ * its parameters follow m's in one vector (m->param grows to *np floats,
+ * D's zero; m->nparam stays).
+ * @return 0, PV_E_NOMEM, or nn_dann_init's error (a bad width).
+ */
+int dpsgd_add_domain(struct nn_model *m, struct nn_dann *nets, size_t L,
+    const size_t *dh, size_t ndh, size_t *np);
+
+/*
+ * Write the trainings of an audit: each parameter tensor of net stacked
+ * over the runs, <prefix>/fc<k>/W as [runs, in * out] and <prefix>/fc<k>/b
+ * as [runs, out], row i from all + i * np (prefix "model" for the
+ * classifier, "domain" for a domain classifier).
+ * @return 0 or the writer's error (a TS_E* code).
+ */
+int dpsgd_write_audit(struct ts_writer *w, const struct nn_net *net,
+    const char *prefix, const float *all, size_t np, uint64_t runs);
+
+/* Set the train.* keys of the output (the mode, the optimiser, the
+ * adaptation, each protected stream's q, sigma, noise and epsilon, the
+ * validation result) in meta, after training.
+ * @return 0 or PV_E_NOMEM. */
+int dpsgd_put_meta(const struct dpsgd *t, struct ts_meta *meta,
+    const struct dpsgd_meta *mi);
 
 /* The message of the last error, or "" (valid until dpsgd_free). */
 const char *dpsgd_errmsg(const struct dpsgd *t);

@@ -21,7 +21,11 @@
  *   B = n), though the unclipped gradients are much larger, as the test
  *   shows by turning clipping off;
  * - training without privacy fits separable data (validation accuracy
- *   1) and reports its epochs.
+ *   1) and reports its epochs;
+ * - DANN protecting both domains: D's parameters follow the model's, each
+ *   domain has its own q = B / N_public and ledger entry, and the train.*
+ *   keys name the streams; associative adaptation trains without DP-SGD
+ *   and writes no DP keys.
  */
 #include <math.h>
 #include <stdint.h>
@@ -461,6 +465,131 @@ test_nodp(void)
 	rng_free(r);
 }
 
+/* An MLP d-h-K. */
+static void
+mlp(struct nn_model *m, size_t d, size_t h, size_t K)
+{
+	size_t w[3] = { d, h, K };
+
+	if (model_init(m, w, 2) != 0)
+		abort();
+}
+
+/* DANN protecting both domains: D's parameters follow the model's, zero
+ * until trained; each domain gets its own plan and ledger entry; the
+ * train.* keys name the streams. */
+static void
+test_dann(void)
+{
+	struct dpsgd_params p;
+	struct dpsgd_data src, tgt;
+	struct nn_model m;
+	struct nn_dann nets;
+	struct dpsgd *t;
+	struct dpsgd_plan ps, pt;
+	struct dpsgd_meta mi = { { "src", "tgt" }, NULL, 0 };
+	struct ts_meta meta = { 0 };
+	struct ledger_entry e;
+	struct rng *r;
+	size_t dh[1] = { 4 }, np, zero = 0, finite = 0;
+	int rc;
+
+	rng_new_seeded(&r, 7, "test/data");
+	make_data(&src, 120, 5, 1, r);
+	make_data(&tgt, 80, 5, 1, r);
+	mlp(&m, 5, 6, 2);
+	rc = dpsgd_add_domain(&m, &nets, 1, dh, 1, &np);
+	/* D: 6 -> 4 -> 2. */
+	ok(rc == 0 && np == m.nparam + 6 * 4 + 4 + 4 * 2 + 2, "dann: D's "
+	    "%zu parameters follow the model's %zu", np - m.nparam, m.nparam);
+	for (size_t i = m.nparam; i < np; i++)
+		zero += m.param[i] == 0;
+	ok(zero == np - m.nparam, "dann: D's parameters start at zero");
+	dp_params(&p, 1.5, 20, 120, 2);
+	p.adapt = DPSGD_DANN;
+	p.protect = DPSGD_PROTECT_BOTH;
+	p.public_records[1] = 100;
+	ok(dpsgd_check_params(&p) == NULL, "dann: params accepted");
+	dpsgd_new(&t, &p, &m, &nets, np, 2, &src, &tgt, NULL);
+	ok(dpsgd_plan(t) == 0 && dpsgd_train(t, r, NULL) == 0, "dann: trained "
+	    "(%s)", dpsgd_errmsg(t));
+	dpsgd_stream_plan(t, 0, &ps);
+	dpsgd_stream_plan(t, 1, &pt);
+	ok(ps.dp && pt.dp && strcmp(ps.name, "source") == 0 &&
+	    strcmp(pt.name, "target") == 0, "dann: both domains are protected");
+	ok(ps.q == 20.0 / 120 && pt.q == 20.0 / 100, "dann: each domain's q "
+	    "is B over its declared size");
+	for (size_t i = 0; i < np; i++)
+		finite += isfinite(m.param[i]) != 0;
+	ok(finite == np, "dann: the parameters are finite");
+	memset(&e, 0, sizeof e);
+	ok(dpsgd_ledger_entry(t, 1, &e) == 0 && strtod(ts_meta_get(&e.params,
+	    "q"), NULL) == pt.q, "dann: the target's entry has its own q");
+	ts_meta_free(&e.params);
+	ok(dpsgd_put_meta(t, &meta, &mi) == 0 &&
+	    strcmp(ts_meta_get(&meta, "train.adapt"), "dann") == 0 &&
+	    strcmp(ts_meta_get(&meta, "train.protect"), "both") == 0 &&
+	    strcmp(ts_meta_get(&meta, "train.target.dataset"), "tgt") == 0 &&
+	    strtod(ts_meta_get(&meta, "train.source.q"), NULL) == ps.q &&
+	    strcmp(ts_meta_get(&meta, "train.mode"), "dp_sgd") == 0 &&
+	    ts_meta_get(&meta, "train.q") == NULL, "dann: the train.* keys "
+	    "name each stream");
+	ts_meta_free(&meta);
+	dpsgd_free(t);
+	model_free(&m);
+	free_data(&src);
+	free_data(&tgt);
+	rng_free(r);
+}
+
+/* Associative adaptation without DP-SGD trains on both streams and
+ * records its weights; a classifier's keys have no stream part. */
+static void
+test_assoc_meta(void)
+{
+	struct dpsgd_params p;
+	struct dpsgd_data src, tgt;
+	struct nn_model m;
+	struct dpsgd *t;
+	struct dpsgd_meta mi = { { "src", "tgt" }, "cosine", 0 };
+	struct ts_meta meta = { 0 };
+	struct rng *r;
+	size_t finite = 0;
+
+	rng_new_seeded(&r, 8, "test/data");
+	make_data(&src, 60, 4, 1, r);
+	make_data(&tgt, 50, 4, 1, r);
+	mlp(&m, 4, 5, 2);
+	dpsgd_defaults(&p);
+	p.mode = DPSGD_NODP;
+	p.adapt = DPSGD_ASSOC;
+	p.has_epochs = 1;
+	p.epochs = 2;
+	p.batch = 16;
+	p.beta[2] = 0.3;
+	p.seeded = 1;
+	ok(dpsgd_check_params(&p) == NULL, "assoc: params accepted");
+	dpsgd_new(&t, &p, &m, NULL, m.nparam, 2, &src, &tgt, NULL);
+	ok(dpsgd_plan(t) == 0 && dpsgd_train(t, r, NULL) == 0, "assoc: "
+	    "trained");
+	for (size_t i = 0; i < m.nparam; i++)
+		finite += isfinite(m.param[i]) != 0;
+	ok(finite == m.nparam, "assoc: the parameters are finite");
+	ok(dpsgd_put_meta(t, &meta, &mi) == 0 &&
+	    strcmp(ts_meta_get(&meta, "train.adapt"), "assoc") == 0 &&
+	    strtod(ts_meta_get(&meta, "train.beta_cover"), NULL) == 0.3 &&
+	    strcmp(ts_meta_get(&meta, "train.lr_schedule"), "cosine") == 0 &&
+	    strcmp(ts_meta_get(&meta, "train.mode"), "no_dp") == 0 &&
+	    ts_meta_get(&meta, "train.clip") == NULL, "assoc: the train.* "
+	    "keys, no DP keys");
+	ts_meta_free(&meta);
+	dpsgd_free(t);
+	model_free(&m);
+	free_data(&src);
+	free_data(&tgt);
+	rng_free(r);
+}
+
 int
 main(void)
 {
@@ -471,5 +600,7 @@ main(void)
 	test_noise_scale();
 	test_clip();
 	test_nodp();
+	test_dann();
+	test_assoc_meta();
 	return tap_done();
 }
