@@ -1263,39 +1263,24 @@ main(int argc, char **argv)
 		dpcli_inherit_side(&meta, &va.meta, vlabel);
 		cli_prov_input(&prov, nin++, vlabel, va.digest, &va.meta);
 	}
-	/* Rows of datasets that are not protected here now feed an
-	 * aggregate (the model): every raw mark but those of the protected
-	 * streams becomes aggregate, and so do the datasets of streams
-	 * trained without privacy (and all of them without noise or
-	 * clipping). */
-	for (size_t i = 0; i < meta.n; i++) {
-		const char *k = meta.kv[i].key;
-		int prot = 0;
-
-		if (strncmp(k, "dp.raw.", 7) != 0)
-			continue;
-		for (size_t j = 0; j < nst; j++)
-			prot |= pl[j].dp && dataset[j] != NULL &&
-			    strcmp(k + 7, dataset[j]) == 0;
-		if (!prot && ledger_mark_raw(&meta, k + 7, LEDGER_AGGREGATE,
-		    err, sizeof err) != 0)
-			cli_die(EX_DATAERR, "%s: %s", label, err);
-	}
+	/* The ledger: the aggregate marks, each protected stream's release,
+	 * and the datasets the model is not private for. */
+	mi.dataset[0] = dataset[0];
+	mi.dataset[1] = dataset[1];
+	mi.lr_schedule = o.sched_arg;
+	mi.freeze = o.freeze;
+	if (dpsgd_mark_raw(dp, &meta, &mi, err, sizeof err) != 0)
+		cli_die(EX_DATAERR, "%s: %s", label, err);
 	for (size_t i = 0; i < nst; i++) {
-		if (pl[i].dp && mode == DPSGD_DP)
+		if (pl[i].release)
 			record_release(&meta, rng, dp, i, dataset[i]);
-		if (dataset[i] != NULL && (!pl[i].dp || mode != DPSGD_DP ||
-		    o.unsafe))
+		if (dataset[i] != NULL && !pl[i].private_for)
 			dpcli_not_private(&meta, dataset[i], sdt[i]->label);
 	}
 	dpcli_audit_mark(&meta, o.audit);
 	if (model_put_meta(&m, &meta) != 0)
 		cli_die(EX_OSERR, "out of memory");
 	model_arch(&m, arch, sizeof arch);
-	mi.dataset[0] = dataset[0];
-	mi.dataset[1] = dataset[1];
-	mi.lr_schedule = o.sched_arg;
-	mi.freeze = o.freeze;
 	if (dpsgd_put_meta(dp, &meta, &mi) != 0)
 		cli_die(EX_OSERR, "out of memory");
 	cli_prov(&meta);

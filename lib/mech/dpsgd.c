@@ -1474,6 +1474,31 @@ dpsgd_write_audit(struct ts_writer *w, const struct nn_net *net,
 	return 0;
 }
 
+int
+dpsgd_mark_raw(const struct dpsgd *t, struct ts_meta *meta,
+    const struct dpsgd_meta *mi, char *err, size_t errlen)
+{
+	/* Rows of datasets that are not protected here now feed an
+	 * aggregate (the model): every raw mark but those of the protected
+	 * streams becomes aggregate, and so do the datasets of streams
+	 * trained without privacy (and all of them without noise or
+	 * clipping: the caller marks those not private). */
+	for (size_t i = 0; i < meta->n; i++) {
+		const char *k = meta->kv[i].key;
+		int prot = 0;
+
+		if (strncmp(k, "dp.raw.", 7) != 0)
+			continue;
+		for (size_t j = 0; j < t->nst; j++)
+			prot |= t->st[j].dp && mi->dataset[j] != NULL &&
+			    strcmp(k + 7, mi->dataset[j]) == 0;
+		if (!prot && ledger_mark_raw(meta, k + 7, LEDGER_AGGREGATE,
+		    err, errlen) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 static const char *
 protect_name(int protect)
 {
@@ -1590,6 +1615,8 @@ dpsgd_stream_plan(const struct dpsgd *t, size_t i, struct dpsgd_plan *out)
 	out->eps = st->eps;
 	out->tv = st->tv;
 	out->clip_row = st->clip.clip_row;
+	out->release = st->dp && t->mode == DPSGD_DP;
+	out->private_for = out->release && !t->o->unsafe;
 }
 
 void

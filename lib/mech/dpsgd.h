@@ -139,6 +139,11 @@ struct dpsgd_plan {
 	double eps;			/* epsilon at delta, or -1 */
 	double tv;			/* the fast sampler's TV bound */
 	double clip_row;		/* the bound rows are clipped at */
+	int release;			/* a DP-SGD ledger entry is due */
+	int private_for;		/* the output is private for the
+					 * stream's dataset (else it is marked
+					 * aggregate: no noise, no clipping, or
+					 * not protected) */
 };
 
 /* The state of training, for the output. */
@@ -224,6 +229,13 @@ int dpsgd_add_domain(struct nn_model *m, struct nn_dann *nets, size_t L,
  */
 int dpsgd_write_audit(struct ts_writer *w, const struct nn_net *net,
     const char *prefix, const float *all, size_t np, uint64_t runs);
+
+/* The raw marks of meta (the inputs' ledgers merged) for the model: every
+ * dp.raw.<name> but those of the protected streams (mi->dataset) becomes
+ * aggregate, as the rows of those datasets now feed an aggregate.
+ * @return 0, or -1 with a message in err (ledger_mark_raw failed). */
+int dpsgd_mark_raw(const struct dpsgd *t, struct ts_meta *meta,
+    const struct dpsgd_meta *mi, char *err, size_t errlen);
 
 /* Set the train.* keys of the output (the mode, the optimiser, the
  * adaptation, each protected stream's q, sigma, noise and epsilon, the

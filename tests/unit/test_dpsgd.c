@@ -195,6 +195,14 @@ test_plan_q1(void)
 	    strtod(ts_meta_get(&e.params, "steps"), NULL) == 3,
 	    "ledger: the params record the declared size and the steps");
 	ts_meta_free(&e.params);
+	ok(pl.release && pl.private_for, "plan: DP-SGD is released, private");
+	dpsgd_free(t);
+	p.unsafe = 1;
+	dpsgd_new(&t, &p, &m, NULL, m.nparam, 2, &dt, NULL, NULL);
+	dpsgd_plan(t);
+	dpsgd_stream_plan(t, 0, &pl);
+	ok(pl.release && !pl.private_for, "plan: without clipping the release "
+	    "is recorded but not private");
 	dpsgd_free(t);
 	model_free(&m);
 	free_data(&dt);
@@ -364,8 +372,9 @@ test_noise_scale(void)
 
 /* Clipping bounds a step; without it the same step is larger. */
 static double
-clip_step_norm(int unsafe)
+clip_step_norm(int unsafe, int *release, int *private_for)
 {
+	struct dpsgd_plan pl;
 	struct dpsgd_params p;
 	struct dpsgd_data dt;
 	struct nn_model m;
@@ -383,6 +392,9 @@ clip_step_norm(int unsafe)
 	dpsgd_new(&t, &p, &m, NULL, m.nparam, 3, &dt, NULL, NULL);
 	if (dpsgd_plan(t) != 0 || dpsgd_train(t, r, NULL) != 0)
 		return -1;
+	dpsgd_stream_plan(t, 0, &pl);
+	*release = pl.release;
+	*private_for = pl.private_for;
 	for (size_t i = 0; i < m.nparam; i++)
 		s += (double)m.param[i] * m.param[i];
 	dpsgd_free(t);
@@ -395,7 +407,11 @@ clip_step_norm(int unsafe)
 static void
 test_clip(void)
 {
-	double c = clip_step_norm(0), u = clip_step_norm(1);
+	int rel, priv;
+	double c = clip_step_norm(0, &rel, &priv), u;
+
+	ok(!rel && !priv, "clip only: no release, not private");
+	u = clip_step_norm(1, &rel, &priv);
 
 	ok(c >= 0 && c <= 0.5 * (1 + 1e-6), "clip: a step from 0 at lr 1 "
 	    "moves at most C = 0.5 (%.9g)", c);
@@ -535,6 +551,23 @@ test_dann(void)
 	    ts_meta_get(&meta, "train.q") == NULL, "dann: the train.* keys "
 	    "name each stream");
 	ts_meta_free(&meta);
+	{
+		struct ts_meta raw = { 0 };
+		char err[256];
+
+		ts_meta_set(&raw, "dp.raw.src", "row-local");
+		ts_meta_set(&raw, "dp.raw.tgt", "row-local");
+		ts_meta_set(&raw, "dp.raw.other", "row-local");
+		ok(dpsgd_mark_raw(t, &raw, &mi, err, sizeof err) == 0 &&
+		    strcmp(ts_meta_get(&raw, "dp.raw.src"), "row-local") == 0 &&
+		    strcmp(ts_meta_get(&raw, "dp.raw.tgt"), "row-local") == 0 &&
+		    strcmp(ts_meta_get(&raw, "dp.raw.other"), "aggregate") == 0,
+		    "dann: the protected datasets stay raw, another becomes "
+		    "aggregate");
+		ok(ps.release && ps.private_for && pt.release && pt.private_for,
+		    "dann: a release is due for each domain, private for both");
+		ts_meta_free(&raw);
+	}
 	dpsgd_free(t);
 	model_free(&m);
 	free_data(&src);
