@@ -646,12 +646,14 @@ record_release(struct ts_meta *meta, struct rng *rng, const struct dpsgd *t,
 	ts_meta_free(&e.params);
 }
 
-int
-main(int argc, char **argv)
+static const char *const modes[] = { "classify", "dann", "assoc",
+	"gmm-uda", NULL };
+
+/* The options into o; @return the index of the first operand. */
+static int
+parse_args(int argc, char **argv, struct opts *o)
 {
 	static const char *const optimizers[] = { "sgd", "adam", NULL };
-	static const char *const modes[] = { "classify", "dann", "assoc",
-		"gmm-uda", NULL };
 	static const int adapts[] = { DPSGD_CLASSIFY, DPSGD_DANN, DPSGD_ASSOC,
 		DPSGD_GMM };
 	static const char *const protects[] = { "source", "target", "both",
@@ -711,6 +713,223 @@ main(int argc, char **argv)
 		{ "weight-decay", required_argument, NULL, OPT_WD },
 		{ NULL, 0, NULL, 0 }
 	};
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "d:e:fho:qS:vV", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'd':
+			o->delta = dpcli_delta_arg("--delta", optarg);
+			o->has_delta = 1;
+			break;
+		case 'e':
+			o->epsilon = dpcli_epsilon_arg("--epsilon", optarg, 1e6);
+			o->has_eps = 1;
+			break;
+		case 'f':
+			o->force = 1;
+			break;
+		case 'h':
+			usage(0);
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'q':
+			o->quiet = 1;
+			cli_set_quiet(1);
+			break;
+		case 'S':
+			(void)dpcli_seed_arg(optarg);
+			o->seed = optarg;
+			break;
+		case 'v':
+			o->verbose = 1;
+			break;
+		case 'V':
+			cli_version();
+		case OPT_ASSUME_RAW:
+			o->assume_raw = 1;
+			break;
+		case OPT_AUDIT:
+			o->audit = (uint64_t)cli_ll("--audit-repeat", optarg, 1,
+			    DPSGD_MAX_AUDIT);
+			break;
+		case OPT_BATCH:
+			o->batch = (size_t)cli_ll("--batch", optarg, 1,
+			    DPSGD_MAX_BATCH);
+			break;
+		case OPT_BETA1:
+		case OPT_BETA2:
+		case OPT_BETA3: {
+			static const char *const nm[] = { "--beta1", "--beta2",
+				"--beta3" };
+			int i = ch - OPT_BETA1;
+
+			o->beta[i] = cli_double(nm[i], optarg, 0, 1e6);
+			o->has_beta = 1;
+			break;
+		}
+		case OPT_BETA_ADV:
+			o->beta_adv = cli_double("--beta-adv", optarg, 0, 1e6);
+			o->has_gmm_opt = 1;
+			break;
+		case OPT_BETA_IM:
+			o->beta_im = cli_double("--beta-im", optarg, 0, 1e6);
+			o->has_gmm_opt = 1;
+			break;
+		case OPT_BETA_KD:
+			o->beta_kd = cli_double("--beta-kd", optarg, 0, 1e6);
+			o->has_gmm_opt = 1;
+			break;
+		case OPT_CLASSES:
+			o->classes = (size_t)cli_ll("--classes", optarg, 2,
+			    NN_MAX_WIDTH);
+			o->has_classes = 1;
+			break;
+		case OPT_CLIP:
+			o->clip = cli_double("--clip", optarg, NN_CLIP_MIN,
+			    NN_CLIP_MAX);
+			o->has_clip = 1;
+			break;
+		case OPT_DATASET:
+			if (ledger_check_dataset(optarg) != NULL)
+				cli_usage_error("invalid --dataset '%s': %s",
+				    optarg, ledger_check_dataset(optarg));
+			o->dataset = optarg;
+			break;
+		case OPT_DOMAIN_HIDDEN:
+			parse_hidden("--domain-hidden", optarg, o->dh, &o->ndh);
+			o->has_dh = 1;
+			break;
+		case OPT_EPOCHS:
+			o->epochs = cli_double("--epochs", optarg, 0,
+			    DPSGD_MAX_EPOCHS);
+			if (!(o->epochs > 0))
+				cli_usage_error("invalid --epochs '%s': not "
+				    "positive", optarg);
+			o->has_epochs = 1;
+			break;
+		case OPT_EXACT:
+			o->exact = 1;
+			break;
+		case OPT_FEATURE_LAYER:
+			o->feature_layer = (size_t)cli_ll("--feature-layer",
+			    optarg, 1, NN_MAX_LAYERS - 1);
+			o->has_gmm_opt = 1;
+			break;
+		case OPT_FREEZE:
+			o->freeze = (size_t)cli_ll("--freeze", optarg, 0,
+			    NN_MAX_LAYERS);
+			break;
+		case OPT_GRL_MAX:
+			o->grl_max = cli_double("--grl-max", optarg, 0, 1e6);
+			o->has_grl = 1;
+			break;
+		case OPT_HIDDEN:
+			parse_hidden("--hidden", optarg, o->hidden, &o->nhidden);
+			break;
+		case OPT_INIT:
+			o->init = optarg;
+			break;
+		case OPT_KD_TEMP:
+			o->kd_temp = cli_double("--kd-temp", optarg, 0, 1e6);
+			if (!(o->kd_temp > 0))
+				cli_usage_error("invalid --kd-temp '%s': not "
+				    "positive", optarg);
+			o->has_gmm_opt = 1;
+			break;
+		case OPT_LEVEL:
+			o->level = cli_level_arg(optarg);
+			break;
+		case OPT_LR:
+			o->oc.lr = cli_double("--lr", optarg, 0, 1e6);
+			if (!(o->oc.lr > 0))
+				cli_usage_error("invalid --lr '%s': not "
+				    "positive", optarg);
+			o->has_lr = 1;
+			break;
+		case OPT_SCHEDULE:
+			parse_schedule(o, optarg);
+			break;
+		case OPT_MODE:
+			o->adapt = adapts[cli_choice("--mode", optarg, modes)];
+			o->dann = o->adapt == DPSGD_DANN;
+			break;
+		case OPT_MOMENTUM:
+			o->oc.momentum = cli_double("--momentum", optarg, 0, 1);
+			if (!(o->oc.momentum < 1))
+				cli_usage_error("invalid --momentum '%s': not "
+				    "in [0, 1)", optarg);
+			break;
+		case OPT_NESTEROV:
+			o->oc.nesterov = 1;
+			break;
+		case OPT_NODP:
+			o->nodp = 1;
+			break;
+		case OPT_OPTIMIZER:
+			o->oc.kind = cli_choice("--optimizer", optarg,
+			    optimizers) == 0 ? OPTIM_SGD : OPTIM_ADAM;
+			break;
+		case OPT_PATIENCE:
+			o->patience = (size_t)cli_ll("--patience", optarg, 1,
+			    1000000);
+			break;
+		case OPT_PROTECT:
+			switch (cli_choice("--protect", optarg, protects)) {
+			case 0:
+				o->protect = DPSGD_PROTECT_SOURCE;
+				break;
+			case 1:
+				o->protect = DPSGD_PROTECT_TARGET;
+				break;
+			default:
+				o->protect = DPSGD_PROTECT_BOTH;
+				break;
+			}
+			break;
+		case OPT_PUBLIC_RECORDS:
+			o->public_records[0] = (uint64_t)cli_ll(
+			    "--public-records", optarg, 1, (long long)NN_MAX_RECORDS);
+			break;
+		case OPT_SIGMA:
+			o->sigma = cli_double("--sigma", optarg, 0, 1e6);
+			o->has_sigma = 1;
+			break;
+		case OPT_SOURCE_FEATURES:
+			o->src_feat = optarg;
+			break;
+		case OPT_TARGET:
+			o->target = optarg;
+			break;
+		case OPT_TARGET_PUBLIC_RECORDS:
+			o->public_records[1] = (uint64_t)cli_ll(
+			    "--target-public-records", optarg, 1,
+			    (long long)NN_MAX_RECORDS);
+			break;
+		case OPT_UNSAFE:
+			o->unsafe = 1;
+			break;
+		case OPT_VAL:
+			o->val = optarg;
+			break;
+		case OPT_VAL_PUBLIC:
+			o->val_public = 1;
+			break;
+		case OPT_WD:
+			o->oc.weight_decay = cli_double("--weight-decay", optarg,
+			    0, 1e3);
+			break;
+		default:
+			usage(EX_USAGE);
+		}
+	}
+	return optind;
+}
+
+int
+main(int argc, char **argv)
+{
 	struct opts o = { .batch = 256, .clip = 1, .grl_max = 1,
 		.beta = { DPSGD_BETA_WALKER, DPSGD_BETA_VISIT, DPSGD_BETA_COVER },
 		.kd_temp = DPSGD_KD_TEMP, .beta_adv = 1, .beta_kd = 1,
@@ -738,223 +957,15 @@ main(int argc, char **argv)
 	double t_start = cli_now();
 	uint64_t idigest = 0;
 	float *all = NULL;
-	int ch, rc, nin = 0, src_dp, mode;
+	int rc, nin = 0, src_dp, mode, first;
 
 	cli_init(argv[0], argc, argv);
 	optim_defaults(&o.oc);
-	while ((ch = getopt_long(argc, argv, "d:e:fho:qS:vV", longopts,
-	    NULL)) != -1) {
-		switch (ch) {
-		case 'd':
-			o.delta = dpcli_delta_arg("--delta", optarg);
-			o.has_delta = 1;
-			break;
-		case 'e':
-			o.epsilon = dpcli_epsilon_arg("--epsilon", optarg, 1e6);
-			o.has_eps = 1;
-			break;
-		case 'f':
-			o.force = 1;
-			break;
-		case 'h':
-			usage(0);
-		case 'o':
-			o.output = optarg;
-			break;
-		case 'q':
-			o.quiet = 1;
-			cli_set_quiet(1);
-			break;
-		case 'S':
-			(void)dpcli_seed_arg(optarg);
-			o.seed = optarg;
-			break;
-		case 'v':
-			o.verbose = 1;
-			break;
-		case 'V':
-			cli_version();
-		case OPT_ASSUME_RAW:
-			o.assume_raw = 1;
-			break;
-		case OPT_AUDIT:
-			o.audit = (uint64_t)cli_ll("--audit-repeat", optarg, 1,
-			    DPSGD_MAX_AUDIT);
-			break;
-		case OPT_BATCH:
-			o.batch = (size_t)cli_ll("--batch", optarg, 1,
-			    DPSGD_MAX_BATCH);
-			break;
-		case OPT_BETA1:
-		case OPT_BETA2:
-		case OPT_BETA3: {
-			static const char *const nm[] = { "--beta1", "--beta2",
-				"--beta3" };
-			int i = ch - OPT_BETA1;
-
-			o.beta[i] = cli_double(nm[i], optarg, 0, 1e6);
-			o.has_beta = 1;
-			break;
-		}
-		case OPT_BETA_ADV:
-			o.beta_adv = cli_double("--beta-adv", optarg, 0, 1e6);
-			o.has_gmm_opt = 1;
-			break;
-		case OPT_BETA_IM:
-			o.beta_im = cli_double("--beta-im", optarg, 0, 1e6);
-			o.has_gmm_opt = 1;
-			break;
-		case OPT_BETA_KD:
-			o.beta_kd = cli_double("--beta-kd", optarg, 0, 1e6);
-			o.has_gmm_opt = 1;
-			break;
-		case OPT_CLASSES:
-			o.classes = (size_t)cli_ll("--classes", optarg, 2,
-			    NN_MAX_WIDTH);
-			o.has_classes = 1;
-			break;
-		case OPT_CLIP:
-			o.clip = cli_double("--clip", optarg, NN_CLIP_MIN,
-			    NN_CLIP_MAX);
-			o.has_clip = 1;
-			break;
-		case OPT_DATASET:
-			if (ledger_check_dataset(optarg) != NULL)
-				cli_usage_error("invalid --dataset '%s': %s",
-				    optarg, ledger_check_dataset(optarg));
-			o.dataset = optarg;
-			break;
-		case OPT_DOMAIN_HIDDEN:
-			parse_hidden("--domain-hidden", optarg, o.dh, &o.ndh);
-			o.has_dh = 1;
-			break;
-		case OPT_EPOCHS:
-			o.epochs = cli_double("--epochs", optarg, 0,
-			    DPSGD_MAX_EPOCHS);
-			if (!(o.epochs > 0))
-				cli_usage_error("invalid --epochs '%s': not "
-				    "positive", optarg);
-			o.has_epochs = 1;
-			break;
-		case OPT_EXACT:
-			o.exact = 1;
-			break;
-		case OPT_FEATURE_LAYER:
-			o.feature_layer = (size_t)cli_ll("--feature-layer",
-			    optarg, 1, NN_MAX_LAYERS - 1);
-			o.has_gmm_opt = 1;
-			break;
-		case OPT_FREEZE:
-			o.freeze = (size_t)cli_ll("--freeze", optarg, 0,
-			    NN_MAX_LAYERS);
-			break;
-		case OPT_GRL_MAX:
-			o.grl_max = cli_double("--grl-max", optarg, 0, 1e6);
-			o.has_grl = 1;
-			break;
-		case OPT_HIDDEN:
-			parse_hidden("--hidden", optarg, o.hidden, &o.nhidden);
-			break;
-		case OPT_INIT:
-			o.init = optarg;
-			break;
-		case OPT_KD_TEMP:
-			o.kd_temp = cli_double("--kd-temp", optarg, 0, 1e6);
-			if (!(o.kd_temp > 0))
-				cli_usage_error("invalid --kd-temp '%s': not "
-				    "positive", optarg);
-			o.has_gmm_opt = 1;
-			break;
-		case OPT_LEVEL:
-			o.level = cli_level_arg(optarg);
-			break;
-		case OPT_LR:
-			o.oc.lr = cli_double("--lr", optarg, 0, 1e6);
-			if (!(o.oc.lr > 0))
-				cli_usage_error("invalid --lr '%s': not "
-				    "positive", optarg);
-			o.has_lr = 1;
-			break;
-		case OPT_SCHEDULE:
-			parse_schedule(&o, optarg);
-			break;
-		case OPT_MODE:
-			o.adapt = adapts[cli_choice("--mode", optarg, modes)];
-			o.dann = o.adapt == DPSGD_DANN;
-			break;
-		case OPT_MOMENTUM:
-			o.oc.momentum = cli_double("--momentum", optarg, 0, 1);
-			if (!(o.oc.momentum < 1))
-				cli_usage_error("invalid --momentum '%s': not "
-				    "in [0, 1)", optarg);
-			break;
-		case OPT_NESTEROV:
-			o.oc.nesterov = 1;
-			break;
-		case OPT_NODP:
-			o.nodp = 1;
-			break;
-		case OPT_OPTIMIZER:
-			o.oc.kind = cli_choice("--optimizer", optarg,
-			    optimizers) == 0 ? OPTIM_SGD : OPTIM_ADAM;
-			break;
-		case OPT_PATIENCE:
-			o.patience = (size_t)cli_ll("--patience", optarg, 1,
-			    1000000);
-			break;
-		case OPT_PROTECT:
-			switch (cli_choice("--protect", optarg, protects)) {
-			case 0:
-				o.protect = DPSGD_PROTECT_SOURCE;
-				break;
-			case 1:
-				o.protect = DPSGD_PROTECT_TARGET;
-				break;
-			default:
-				o.protect = DPSGD_PROTECT_BOTH;
-				break;
-			}
-			break;
-		case OPT_PUBLIC_RECORDS:
-			o.public_records[0] = (uint64_t)cli_ll(
-			    "--public-records", optarg, 1, (long long)NN_MAX_RECORDS);
-			break;
-		case OPT_SIGMA:
-			o.sigma = cli_double("--sigma", optarg, 0, 1e6);
-			o.has_sigma = 1;
-			break;
-		case OPT_SOURCE_FEATURES:
-			o.src_feat = optarg;
-			break;
-		case OPT_TARGET:
-			o.target = optarg;
-			break;
-		case OPT_TARGET_PUBLIC_RECORDS:
-			o.public_records[1] = (uint64_t)cli_ll(
-			    "--target-public-records", optarg, 1,
-			    (long long)NN_MAX_RECORDS);
-			break;
-		case OPT_UNSAFE:
-			o.unsafe = 1;
-			break;
-		case OPT_VAL:
-			o.val = optarg;
-			break;
-		case OPT_VAL_PUBLIC:
-			o.val_public = 1;
-			break;
-		case OPT_WD:
-			o.oc.weight_decay = cli_double("--weight-decay", optarg,
-			    0, 1e3);
-			break;
-		default:
-			usage(EX_USAGE);
-		}
-	}
+	first = parse_args(argc, argv, &o);
 	if (o.assume_raw)
 		dpcli_assume_raw(o.dataset);
-	argc -= optind;
-	argv += optind;
+	argc -= first;
+	argv += first;
 	if (argc > 1)
 		cli_usage_error("at most one input file");
 	mode = check_mode(&o);
