@@ -459,40 +459,16 @@ struct run {
 	struct spool sp;
 };
 
-/* Columns of block b of rows [0, m) of the input chunk, as doubles. */
-static void
-gather(const struct run *ru, const struct blk *b, size_t m)
-{
-	size_t d = ru->d, k = b->k;
-
-	for (size_t r = 0; r < m; r++) {
-		double *g = ru->g + r * k;
-		if (ru->dtype == TS_F64) {
-			const double *x = (const double *)ru->in + r * d;
-			for (size_t j = 0; j < k; j++)
-				g[j] = x[b->idx[j]];
-		} else {
-			const float *x = (const float *)ru->in + r * d;
-			for (size_t j = 0; j < k; j++)
-				g[j] = x[b->idx[j]];
-		}
-	}
-}
-
 /* Block b of m rows, in the output dtype, into dst with row stride
  * stride (elements) from column off. */
 static void
 transform(const struct run *ru, const struct blk *b, size_t m,
     unsigned char *dst, size_t stride, size_t off)
 {
-	const double *y = ru->g;
 	size_t w = b->w;
+	const double *y = coral_apply(m, ru->d, ru->dtype != TS_F64, ru->in,
+	    b->idx, b->k, b->map, w, ru->g, ru->y);
 
-	gather(ru, b, m);
-	if (b->map != NULL && m > 0) {
-		la_gemm(0, 0, m, w, b->k, 1.0, ru->g, b->map, 0.0, ru->y);
-		y = ru->y;
-	}
 	for (size_t r = 0; r < m; r++) {
 		if (ru->dtype == TS_F64)
 			memcpy((double *)dst + r * stride + off, y + r * w,

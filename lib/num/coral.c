@@ -180,3 +180,25 @@ out:
 	free(M);
 	return rc;
 }
+
+const double *
+coral_apply(size_t m, size_t d, int f32, const void *in, const int64_t *idx,
+    size_t k, const double *map, size_t w, double *g, double *y)
+{
+	for (size_t r = 0; r < m; r++) {
+		double *gr = g + r * k;
+		if (!f32) {
+			const double *x = (const double *)in + r * d;
+			for (size_t j = 0; j < k; j++)
+				gr[j] = x[idx[j]];
+		} else {
+			const float *x = (const float *)in + r * d;
+			for (size_t j = 0; j < k; j++)
+				gr[j] = x[idx[j]];
+		}
+	}
+	if (map == NULL || m == 0)
+		return g;
+	la_gemm(0, 0, m, w, k, 1.0, g, map, 0.0, y);
+	return y;
+}

@@ -20,6 +20,7 @@
 #include "pverr.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* What the eigen-decomposition of one side found. */
 struct coral_eig {
@@ -51,5 +52,13 @@ int coral_top_vectors(size_t k, const double *cov, size_t dim, double *P,
  * Ps Ps^T Pt.  The target side is decomposed first. */
 int coral_sa_map(size_t k, const double *cs, const double *ct, size_t dim,
     int target, double *map, struct coral_eig *src, struct coral_eig *tgt);
+
+/* Rows 0..m-1 of the chunk in (d columns, f32 when f32 is set, else
+ * f64) restricted to the columns idx[0..k-1], as doubles into g (m x k),
+ * times map (k x w; NULL: the identity, w = k) into y (m x w).
+ * @return the aligned rows: y, or g when map is NULL. */
+const double *coral_apply(size_t m, size_t d, int f32, const void *in,
+    const int64_t *idx, size_t k, const double *map, size_t w, double *g,
+    double *y);
 
 #endif
