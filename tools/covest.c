@@ -18,11 +18,6 @@
 #include "tstream.h"
 
 #define MAX_AUDIT 1000000		/* --audit-repeat */
-#define CLIP_MIN 1e-50			/* --clip range: C^2 stays normal */
-#define CLIP_MAX 1e50
-#define SIGMA_MIN 1e-6			/* --sigma range (besides 0) */
-#define SIGMA_MAX 1e6
-#define EPS_MAX 100
 #define WORK_ITEM COVEST_WORK_ITEM
 #define UNSAFE_ENV "PRIVADA_TEST_UNSAFE"
 
@@ -331,7 +326,7 @@ main(int argc, char **argv)
 			break;
 		case 'e':
 			o.p.epsilon = dpcli_epsilon_arg("--epsilon", optarg,
-			    EPS_MAX);
+			    COVEST_EPS_MAX);
 			o.p.has_eps = 1;
 			break;
 		case 'f':
@@ -367,8 +362,8 @@ main(int argc, char **argv)
 			o.p.has_cal = 1;
 			break;
 		case OPT_CLIP:
-			o.p.clip = cli_double("--clip", optarg, CLIP_MIN,
-			    CLIP_MAX);
+			o.p.clip = cli_double("--clip", optarg, COVEST_CLIP_MIN,
+			    COVEST_CLIP_MAX);
 			o.p.has_clip = 1;
 			break;
 		case OPT_COUNT_PUBLIC:
@@ -407,10 +402,10 @@ main(int argc, char **argv)
 			o.select_on = optarg;
 			break;
 		case OPT_SIGMA:
-			o.p.sigma = cli_double("--sigma", optarg, 0, SIGMA_MAX);
-			if (o.p.sigma != 0 && o.p.sigma < SIGMA_MIN)
+			o.p.sigma = cli_double("--sigma", optarg, 0, COVEST_SIGMA_MAX);
+			if (o.p.sigma != 0 && o.p.sigma < COVEST_SIGMA_MIN)
 				cli_usage_error("invalid --sigma '%s': 0 or at "
-				    "least %g", optarg, SIGMA_MIN);
+				    "least %g", optarg, COVEST_SIGMA_MIN);
 			o.p.has_sigma = 1;
 			break;
 		case OPT_SPLIT:

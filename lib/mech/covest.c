@@ -25,11 +25,6 @@
 #define CHUNK_MAX 4096			/* ... and at most */
 #define CHUNK_FIRST 256			/* rows of the first chunk (see accumulate) */
 #define NOISE_CHUNK (1u << 18)		/* values noised with one rng */
-#define CLIP_MIN 1e-50			/* --clip range: C^2 stays normal */
-#define CLIP_MAX 1e50
-#define SIGMA_MIN 1e-6			/* --sigma range (besides 0) */
-#define SIGMA_MAX 1e6
-#define EPS_MAX 100
 
 enum { P_COV = COVEST_COV, P_SUM = COVEST_SUM, P_CNT = COVEST_CNT,
 	NPARTS = COVEST_NPARTS };
@@ -202,7 +197,20 @@ covest_parts_released(const struct covest_params *p, int rel[NPARTS])
 const char *
 covest_check_params(const struct covest_params *p)
 {
-	static char buf[160];
+	static const char *const split_zero[NPARTS] = {
+		"invalid --split: the cov is released and needs a positive "
+		    "weight",
+		"invalid --split: the sum is released and needs a positive "
+		    "weight",
+		"invalid --split: the count is released and needs a positive "
+		    "weight" };
+	static const char *const split_unreleased[NPARTS] = {
+		"invalid --split: the cov is not released (the count is "
+		    "public): give it weight 0",
+		"invalid --split: the sum is not released (--mean is not "
+		    "released): give it weight 0",
+		"invalid --split: the count is not released (the count is "
+		    "public): give it weight 0" };
 	int rel[NPARTS];
 
 	if (p->has_eps != p->has_delta)
@@ -214,13 +222,13 @@ covest_check_params(const struct covest_params *p)
 		    "or --sigma";
 	if (p->has_cal && !p->has_eps)
 		return "--calibration applies to --epsilon only";
-	if (p->has_eps && (!(p->epsilon > 0) || p->epsilon > EPS_MAX ||
+	if (p->has_eps && (!(p->epsilon > 0) || p->epsilon > COVEST_EPS_MAX ||
 	    !(p->delta > 0) || !(p->delta < 1)))
 		return "--epsilon or --delta out of range";
-	if (p->has_sigma && !(p->sigma == 0 || (p->sigma >= SIGMA_MIN &&
-	    p->sigma <= SIGMA_MAX)))
+	if (p->has_sigma && !(p->sigma == 0 || (p->sigma >= COVEST_SIGMA_MIN &&
+	    p->sigma <= COVEST_SIGMA_MAX)))
 		return "--sigma out of range";
-	if (p->has_clip && !(p->clip >= CLIP_MIN && p->clip <= CLIP_MAX))
+	if (p->has_clip && !(p->clip >= COVEST_CLIP_MIN && p->clip <= COVEST_CLIP_MAX))
 		return "--clip out of range";
 	if (!p->has_clip && !(p->has_sigma && p->sigma == 0))
 		return "--clip is required: without a bound on the rows there "
@@ -262,20 +270,10 @@ covest_check_params(const struct covest_params *p)
 			if (!isfinite(p->split[i]) || p->split[i] < 0)
 				return "invalid --split: expected three "
 				    "non-negative weights A,B,C";
-			if (rel[i] && p->split[i] == 0) {
-				snprintf(buf, sizeof buf, "invalid --split: "
-				    "the %s is released and needs a positive "
-				    "weight", part_name[i]);
-				return buf;
-			}
-			if (!rel[i] && p->split[i] != 0) {
-				snprintf(buf, sizeof buf, "invalid --split: "
-				    "the %s is not released (%s): give it "
-				    "weight 0", part_name[i], i == P_SUM ?
-				    "--mean is not released" :
-				    "the count is public");
-				return buf;
-			}
+			if (rel[i] && p->split[i] == 0)
+				return split_zero[i];
+			if (!rel[i] && p->split[i] != 0)
+				return split_unreleased[i];
 		}
 	return NULL;
 }

@@ -43,6 +43,11 @@
 #define COVEST_MAX_FEATURES 16384	/* columns of X: S is d x d doubles */
 #define COVEST_MAX_THREADS 8		/* noise workers */
 #define COVEST_WORK_ITEM "covest"
+#define COVEST_CLIP_MIN 1e-50		/* clip range: C^2 stays normal */
+#define COVEST_CLIP_MAX 1e50
+#define COVEST_SIGMA_MIN 1e-6		/* sigma range (besides 0) */
+#define COVEST_SIGMA_MAX 1e6
+#define COVEST_EPS_MAX 100
 
 /* The parts of a release, each with its own Gaussian noise. */
 enum { COVEST_COV, COVEST_SUM, COVEST_CNT, COVEST_NPARTS };
