@@ -14,6 +14,7 @@
 
 #include "ck.h"
 #include "cli.h"
+#include "coral.h"
 #include "la.h"
 #include "ledger.h"
 #include "tensor.h"
@@ -332,170 +333,89 @@ covs_free(struct covs *c)
 	ts_meta_free(&c->meta);
 }
 
-/* ---- the maps ---- */
-
-/* C + reg I into V (k x k), ready for la_eigh. */
-static void
-eig_input(const struct blk *b, double reg, double *V)
-{
-	size_t k = b->k;
-
-	memcpy(V, b->cov, k * k * sizeof *V);
-	for (size_t i = 0; i < k; i++)
-		V[i * k + i] += reg;
-}
+/* ---- the maps (coral.h) ---- */
 
 static void
-eig_check(const struct blk *b, int rc, const char *what)
+eig_check(const struct blk *b, const struct coral_eig *e, const char *what)
 {
-	if (rc != 0)
+	if (e->rc != 0)
 		cli_die(EX_SOFTWARE, "block %llu: the eigensolver failed on the "
 		    "%s covariance", (unsigned long long)b->id, what);
 }
 
-/* Eigen-decomposition of C + reg I into V (k x k) and w (ascending). */
+/* The warnings of one side's clamped eigenvalues. */
 static void
-eig(const struct blk *b, double reg, double *V, double *w, const char *what)
+clamp_warn(const struct blk *b, const struct coral_eig *e, const char *what)
 {
-	eig_input(b, reg, V);
-	eig_check(b, la_eigh(b->k, V, w), what);
-}
-
-/* Eigenvalues below 0 are clamped to 0 (a released covariance need not
- * be positive semi-definite); for the inverse square root, eigenvalues
- * at most k eps max|w| are dropped (a pseudo-inverse), as numpy's pinv
- * does. */
-static void
-clamp(const struct blk *b, double *w, int inverse, const char *what)
-{
-	size_t k = b->k, neg = 0, dropped = 0;
-	double big = 0, lo = k ? w[0] : 0, tau;
-
-	for (size_t j = 0; j < k; j++)
-		if (fabs(w[j]) > big)
-			big = fabs(w[j]);
-	tau = (double)k * DBL_EPSILON * big;
-	for (size_t j = 0; j < k; j++) {
-		if (w[j] < 0) {
-			neg++;
-			w[j] = 0;
-		}
-		if (!inverse)
-			w[j] = sqrt(w[j]);
-		else if (w[j] <= tau) {
-			dropped++;
-			w[j] = 0;
-		} else
-			w[j] = 1 / sqrt(w[j]);
-	}
-	if (neg > 0)
+	if (e->neg > 0)
 		cli_warn("block %llu: %zu negative eigenvalues of the %s "
 		    "covariance plus --reg (smallest %.6g) clamped to 0 (run "
 		    "psdshrink first, or raise --reg)", (unsigned long long)b->id,
-		    neg, what, lo);
-	if (dropped > 0)
+		    e->neg, what, e->lo);
+	if (e->dropped > 0)
 		cli_warn("block %llu: the %s covariance plus --reg is singular: "
 		    "%zu directions dropped (pseudo-inverse square root)",
-		    (unsigned long long)b->id, what, dropped);
+		    (unsigned long long)b->id, what, e->dropped);
 }
 
-/* The CORAL map Cs^(-1/2) Ct^(1/2) of block s (t: the same block of the
- * target stream), from one eigen-decomposition of each covariance (the
- * two at once when the BLAS has two or more threads: la_eigh2). */
 static void
-coral_map(struct blk *s, const struct blk *t, double reg, int verbose)
+map_check(int rc)
 {
-	size_t k = s->k, kk = k * k;
-	double *V = cli_reallocarray(NULL, kk, sizeof *V);
-	double *U = cli_reallocarray(NULL, kk, sizeof *U);
-	double *R = cli_reallocarray(NULL, kk, sizeof *R);
-	double *T = cli_reallocarray(NULL, kk, sizeof *T);
-	double *w = cli_reallocarray(NULL, k, sizeof *w);
-	double *wt = cli_reallocarray(NULL, k, sizeof *wt);
-	int rcs, rct;
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+}
 
-	eig_input(s, reg, V);
-	eig_input(t, reg, U);
-	la_eigh2(k, V, w, &rcs, U, wt, &rct);
-	eig_check(s, rcs, "source");
+/* The CORAL map of block s (t: the same block of the target stream). */
+static void
+coral_block(struct blk *s, const struct blk *t, double reg, int verbose)
+{
+	size_t k = s->k;
+	struct coral_eig es, et;
+	int rc;
+
+	s->map = cli_reallocarray(NULL, k * k, sizeof *s->map);
+	rc = coral_map(k, s->cov, t->cov, reg, s->map, &es, &et);
+	map_check(rc);
+	eig_check(s, &es, "source");
 	if (verbose && k > 0)
 		fprintf(stderr, "%s: block %llu: %zu features; source "
 		    "eigenvalues (with --reg) %.6g to %.6g", cli_prog(),
-		    (unsigned long long)s->id, k, w[0], w[k - 1]);
-	clamp(s, w, 1, "source");
-	la_sym_from_eig(k, V, w, R, T);		/* R = Cs^(-1/2) */
-	eig_check(t, rct, "target");
+		    (unsigned long long)s->id, k, es.lo, es.hi);
+	clamp_warn(s, &es, "source");
+	eig_check(t, &et, "target");
 	if (verbose && k > 0)
-		fprintf(stderr, ", target %.6g to %.6g\n", wt[0], wt[k - 1]);
-	clamp(t, wt, 0, "target");
-	s->map = cli_reallocarray(NULL, kk, sizeof *s->map);
-	la_sym_from_eig(k, U, wt, T, s->map);	/* T = Ct^(1/2) */
-	la_gemm(0, 0, k, k, k, 1.0, R, T, 0.0, s->map);
+		fprintf(stderr, ", target %.6g to %.6g\n", et.lo, et.hi);
+	clamp_warn(t, &et, "target");
 	s->w = k;
-	free(V);
-	free(U);
-	free(R);
-	free(T);
-	free(w);
-	free(wt);
 }
 
-/* The top-dim eigenvectors of a block's covariance, by decreasing
- * eigenvalue, into P (k x dim).  Each is signed so that its entry of
- * largest magnitude (the first of equals) is positive: eigenvectors are
- * defined up to sign, and a fixed rule makes the output reproducible. */
 static void
-top_vectors(const struct blk *b, size_t dim, double *P, const char *what,
-    int verbose)
+top_verbose(const struct blk *b, const struct coral_eig *e, size_t dim,
+    const char *what, int verbose)
 {
-	size_t k = b->k;
-	double *V = cli_reallocarray(NULL, k * k, sizeof *V);
-	double *w = cli_reallocarray(NULL, k, sizeof *w);
-
-	eig(b, 0, V, w, what);
-	if (verbose && k > 0)
+	eig_check(b, e, what);
+	if (verbose && b->k > 0)
 		fprintf(stderr, "%s: block %llu: %s eigenvalues %.6g to %.6g, "
 		    "%zu kept\n", cli_prog(), (unsigned long long)b->id, what,
-		    w[0], w[k - 1], dim);
-	for (size_t j = 0; j < dim; j++) {
-		size_t col = k - 1 - j, arg = 0;
-		double sign;
-
-		for (size_t i = 1; i < k; i++)
-			if (fabs(V[i * k + col]) > fabs(V[arg * k + col]))
-				arg = i;
-		sign = V[arg * k + col] < 0 ? -1 : 1;
-		for (size_t i = 0; i < k; i++)
-			P[i * dim + j] = sign * V[i * k + col];
-	}
-	free(V);
-	free(w);
+		    e->lo, e->hi, dim);
 }
 
-/* Subspace alignment (Fernando et al. 2013): source rows map by
- * Ps M with M = Ps^T Pt, target rows by Pt. */
+/* The subspace-alignment map of block s. */
 static void
-sa_map(struct blk *s, const struct blk *t, uint64_t dim, int target,
+sa_block(struct blk *s, const struct blk *t, uint64_t dim, int target,
     int verbose)
 {
 	size_t k = s->k, m = dim < k ? (size_t)dim : k;
-	double *Pt = cli_reallocarray(NULL, k * m, sizeof *Pt), *Ps, *M;
+	struct coral_eig es, et;
+	int rc;
 
-	top_vectors(t, m, Pt, "target", verbose);
-	s->w = m;
-	if (target) {
-		s->map = Pt;
-		return;
-	}
-	Ps = cli_reallocarray(NULL, k * m, sizeof *Ps);
-	M = cli_reallocarray(NULL, m * m, sizeof *M);
-	top_vectors(s, m, Ps, "source", verbose);
-	la_gemm(1, 0, m, m, k, 1.0, Ps, Pt, 0.0, M);
 	s->map = cli_reallocarray(NULL, k * m, sizeof *s->map);
-	la_gemm(0, 0, k, m, m, 1.0, Ps, M, 0.0, s->map);
-	free(Ps);
-	free(M);
-	free(Pt);
+	rc = coral_sa_map(k, s->cov, t->cov, m, target, s->map, &es, &et);
+	map_check(rc);
+	top_verbose(t, &et, m, "target", verbose);
+	if (!target)
+		top_verbose(s, &es, m, "source", verbose);
+	s->w = m;
 }
 
 /* ---- rows ---- */
@@ -539,40 +459,16 @@ struct run {
 	struct spool sp;
 };
 
-/* Columns of block b of rows [0, m) of the input chunk, as doubles. */
-static void
-gather(const struct run *ru, const struct blk *b, size_t m)
-{
-	size_t d = ru->d, k = b->k;
-
-	for (size_t r = 0; r < m; r++) {
-		double *g = ru->g + r * k;
-		if (ru->dtype == TS_F64) {
-			const double *x = (const double *)ru->in + r * d;
-			for (size_t j = 0; j < k; j++)
-				g[j] = x[b->idx[j]];
-		} else {
-			const float *x = (const float *)ru->in + r * d;
-			for (size_t j = 0; j < k; j++)
-				g[j] = x[b->idx[j]];
-		}
-	}
-}
-
 /* Block b of m rows, in the output dtype, into dst with row stride
  * stride (elements) from column off. */
 static void
 transform(const struct run *ru, const struct blk *b, size_t m,
     unsigned char *dst, size_t stride, size_t off)
 {
-	const double *y = ru->g;
 	size_t w = b->w;
+	const double *y = coral_apply(m, ru->d, ru->dtype != TS_F64, ru->in,
+	    b->idx, b->k, b->map, w, ru->g, ru->y);
 
-	gather(ru, b, m);
-	if (b->map != NULL && m > 0) {
-		la_gemm(0, 0, m, w, b->k, 1.0, ru->g, b->map, 0.0, ru->y);
-		y = ru->y;
-	}
 	for (size_t r = 0; r < m; r++) {
 		if (ru->dtype == TS_F64)
 			memcpy((double *)dst + r * stride + off, y + r * w,
@@ -855,9 +751,9 @@ main(int argc, char **argv)
 		struct blk *b = &ru.b[i];
 
 		if (o.method == M_SA)
-			sa_map(b, &ct.b[i], o.dim, o.apply_target, o.verbose);
+			sa_block(b, &ct.b[i], o.dim, o.apply_target, o.verbose);
 		else if (!o.apply_target)
-			coral_map(b, &ct.b[i], o.reg, o.verbose);
+			coral_block(b, &ct.b[i], o.reg, o.verbose);
 		else
 			b->w = b->k;	/* CORAL leaves target rows alone */
 		b->off = ru.wtot;

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "la.h"
 #include "ledger.h"
+#include "psd.h"
 #include "tensor.h"
 #include "tstream.h"
 
@@ -20,9 +21,6 @@
 /* Relative tolerance of the symmetry check: covariances are written
  * mirrored, so anything beyond rounding is a malformed input. */
 #define SYM_RTOL 1e-12
-/* The diag target clamps diagonal entries up to this fraction of their
- * mean absolute value, so that the target is positive definite. */
-#define DIAG_REL 1e-6
 
 enum { M_SHRINK, M_EIGCLIP, M_NONE };
 enum { T_IDENTITY, T_DIAG, T_FILE };
@@ -184,117 +182,16 @@ target_read(struct target *tg, const char *path)
 	}
 }
 
-/* ---- the methods ---- */
-
-struct block {
-	const char *name;
-	size_t k;
-	double *c;		/* the input, k x k */
-	const double *sfull;	/* target, k x k, or NULL ... */
-	double *sdiag;		/* ... its diagonal */
-	double *work;		/* k x k */
-};
-
-static double
-fnorm(size_t n, const double *a)
+/* Stop on a failure of psd.h for the block name. */
+__attribute__((noreturn)) static void
+psd_die(int rc, const char *name)
 {
-	double s = 0;
-
-	for (size_t i = 0; i < n; i++)
-		s += a[i] * a[i];
-	return sqrt(s);
-}
-
-/* work = a * Sigma + (1 - a) * C, full. */
-static void
-combine(const struct block *b, double a, double *out)
-{
-	size_t k = b->k;
-
-	for (size_t i = 0; i < k * k; i++)
-		out[i] = (1 - a) * b->c[i] + (b->sfull ? a * b->sfull[i] : 0);
-	if (b->sfull == NULL)
-		for (size_t i = 0; i < k; i++)
-			out[i * k + i] += a * b->sdiag[i];
-}
-
-/* Cholesky attempt: does a * Sigma + (1 - a) * C factor? */
-static int
-factors(const struct block *b, double a)
-{
-	combine(b, a, b->work);
-	return la_chol(b->k, b->work) == 0;
-}
-
-/*
- * The smallest alpha in [0, 1] with alpha * Sigma + (1 - alpha) * C
- * positive semi-definite (Higham, Strabic and Sego 2016, section 3):
- * f(alpha) = lambda_min of that matrix is concave, f(1) > 0 since Sigma
- * is positive definite, so {alpha : f(alpha) >= 0} is an interval
- * [alpha*, 1] and bisection on "Cholesky succeeds" brackets alpha*.
- * The returned alpha is the upper end of the final bracket: the matrix
- * formed with it has been factored, so it is positive definite.
- */
-static double
-shrink_alpha(const struct block *b, double tol, int *tries, double *lmin)
-{
-	double lo = 0, hi = 1, tau;
-
-	*tries = 1;
-	*lmin = NAN;
-	if (factors(b, 0))
-		return 0;
-	(*tries)++;
-	if (!factors(b, 1))
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc == PV_E_NOTPD)
 		cli_die(EX_DATAERR, "%s: the target is not positive definite",
-		    b->name);
-	while (hi - lo > tol) {
-		double mid = lo + (hi - lo) / 2;
-
-		(*tries)++;
-		if (factors(b, mid))
-			hi = mid;
-		else
-			lo = mid;
-	}
-	if (lo > 0)
-		return hi;
-	/* Every attempt but the first succeeded: alpha* may be 0.  Cholesky
-	 * also fails on a singular positive semi-definite matrix, so an
-	 * input whose smallest eigenvalue is negative only by rounding
-	 * (k eps ||C||_F, the backward error of the eigensolver) is left
-	 * alone.  Only here is an eigensolver needed. */
-	memcpy(b->work, b->c, b->k * b->k * sizeof *b->work);
-	if (la_eig_min(b->k, b->work, lmin) != 0)
-		cli_die(EX_SOFTWARE, "%s: the eigensolver failed", b->name);
-	tau = (double)b->k * DBL_EPSILON * fnorm(b->k * b->k, b->c);
-	return *lmin >= -tau ? 0 : hi;
-}
-
-/* Clip the eigenvalues of C below floor to floor: with floor 0 the
- * nearest positive semi-definite matrix in the Frobenius norm (Higham
- * 1988).  @return the number of eigenvalues clipped. */
-static size_t
-eigclip(struct block *b, double floor, double *out, double *lmin)
-{
-	size_t k = b->k, clipped = 0;
-	double *w = cli_reallocarray(NULL, k, sizeof *w);
-
-	memcpy(b->work, b->c, k * k * sizeof *b->work);
-	if (la_eigh(k, b->work, w) != 0)
-		cli_die(EX_SOFTWARE, "%s: the eigensolver failed", b->name);
-	*lmin = k ? w[0] : NAN;
-	for (size_t j = 0; j < k; j++)
-		if (w[j] < floor) {
-			w[j] = floor;
-			clipped++;
-		}
-	if (clipped == 0)
-		memcpy(out, b->c, k * k * sizeof *out);
-	else
-		la_sym_from_eig(k, b->work, w, out, b->c);
-	free(w);
-	return clipped;
+		    name);
+	cli_die(EX_SOFTWARE, "%s: the eigensolver failed", name);
 }
 
 /* Process one cov/<i> tensor t (data read): replace its data and add
@@ -303,25 +200,25 @@ static void
 process(struct tensor *t, const struct opts *o, const struct target *tg,
     const char *label)
 {
-	struct block b = { 0 };
 	const struct tensor *st = NULL;
-	double *out, nc, ns = 0, alpha = 0, lmin = NAN;
+	const double *sfull = NULL;
+	double *out, *sdiag = NULL, nc, ns = 0, alpha = 0, lmin = NAN;
 	size_t k = check_cov(t, label);
-	int tries = 0, thm = 0;
+	int tries = 0, thm = 0, rc;
 
-	b.name = t->name;
-	b.k = k;
-	b.c = t->data;
 	if (o->method == M_NONE) {
 		cli_meta_set(&t->meta, "psd.method", "none");
 		cli_meta_set(&t->meta, "psd.alpha", "0");
 		return;
 	}
-	b.work = cli_reallocarray(NULL, k * k, sizeof *b.work);
 	out = cli_reallocarray(NULL, k * k, sizeof *out);
-	nc = fnorm(k * k, b.c);
+	nc = psd_fnorm(k * k, t->data);
 	if (o->method == M_EIGCLIP) {
-		size_t clipped = eigclip(&b, o->floor, out, &lmin);
+		size_t clipped;
+
+		if ((rc = psd_eigclip(k, t->data, o->floor, out, &clipped,
+		    &lmin)) != 0)
+			psd_die(rc, t->name);
 		cli_meta_set(&t->meta, "psd.method", "eigclip");
 		cli_meta_set(&t->meta, "psd.alpha", "0");
 		if (ts_meta_setf(&t->meta, "psd.floor", "%.17g", o->floor) != 0 ||
@@ -343,30 +240,20 @@ process(struct tensor *t, const struct opts *o, const struct target *tg,
 			    "input's is %zu x %zu", tg->label, t->name,
 			    (unsigned long long)st->dims[0],
 			    (unsigned long long)st->dims[0], k, k);
-		b.sfull = st->data;
-		ns = fnorm(k * k, b.sfull);
+		sfull = st->data;
+		ns = psd_fnorm(k * k, sfull);
 	} else {
-		double m = 0;
-
-		b.sdiag = cli_reallocarray(NULL, k, sizeof *b.sdiag);
-		for (size_t i = 0; i < k; i++)
-			m += fabs(b.c[i * k + i]) / (double)k;
-		for (size_t i = 0; i < k; i++) {
-			double c = b.c[i * k + i], lo = m > 0 ? DIAG_REL * m : 1;
-			b.sdiag[i] = o->target == T_IDENTITY ? 1 : c > lo ? c : lo;
-			ns += b.sdiag[i] * b.sdiag[i];
-		}
-		ns = sqrt(ns);
+		sdiag = cli_reallocarray(NULL, k, sizeof *sdiag);
+		psd_target_diag(k, t->data, o->target == T_IDENTITY, sdiag);
+		ns = psd_fnorm(k, sdiag);
 	}
 	/* PRIMA (paper 001), Theorem 2: for alpha in (0, 1) the shrunk
 	 * matrix is closer to the true covariance than C~ when
 	 * ||Sigma||_F < ||C~||_F. */
 	thm = ns < nc;
-	alpha = shrink_alpha(&b, o->tol, &tries, &lmin);
-	if (alpha == 0)
-		memcpy(out, b.c, k * k * sizeof *out);
-	else
-		combine(&b, alpha, out);
+	if ((rc = psd_shrink(k, t->data, sfull, sdiag, o->tol, out, &alpha,
+	    &tries, &lmin)) != 0)
+		psd_die(rc, t->name);
 	cli_meta_set(&t->meta, "psd.method", "shrink");
 	cli_meta_set(&t->meta, "psd.target", tnames[o->target]);
 	cli_meta_set(&t->meta, "psd.theorem2", thm ? "true" : "false");
@@ -388,8 +275,7 @@ process(struct tensor *t, const struct opts *o, const struct target *tg,
 done:
 	free(t->data);
 	t->data = out;
-	free(b.work);
-	free(b.sdiag);
+	free(sdiag);
 }
 
 /* ---- streaming ---- */
