@@ -15,22 +15,24 @@
 #include "ck.h"
 #include "cli.h"
 #include "csvin.h"
+#include "idx.h"
 #include "labels.h"
+#include "scale.h"
+#include "strtab.h"
 #include "ledger.h"
 #include "tensor.h"
+#include "text.h"
 #include "tstream.h"
 
 #define MAX_FEATURES (UINT64_C(1) << 24)	/* columns of X */
 #define MAX_SIDE 4096				/* --resize height and width */
 #define MAX_DATASET LEDGER_MAX_NAME		/* bytes in a dataset name */
 #define DEFAULT_HASH_DIM 1024
-#define HASH_SEED 0				/* XXH64 seed of --hash-dim */
 #define PROGRESS_EVERY 4096
 #define SHOWN_VALUE 48				/* bytes of a bad value quoted */
 
 enum { FMT_NONE, FMT_CSV, FMT_IDX, FMT_TEXT };
 enum { MISS_ERROR, MISS_ZERO, MISS_DROP };
-enum { NORM_NONE, NORM_L1, NORM_L2 };
 enum { HDR_AUTO, HDR_YES, HDR_NO };
 
 enum {
@@ -58,14 +60,6 @@ struct sbuf {
 	size_t len, cap;
 };
 
-/* Distinct strings in insertion order, with an open-addressing index. */
-struct strtab {
-	char **keys;
-	size_t n, kcap;
-	size_t *slots;		/* key index + 1; 0 is empty */
-	size_t nslots;		/* a power of two */
-};
-
 /*
  * Labels: y as indices into the table of distinct label strings, or, when
  * the label set is declared public (--label-map, --classes), as its
@@ -84,13 +78,6 @@ struct labels {
 	uint64_t unknown;	/* rows dropped by --drop-unknown */
 };
 
-/* Per-feature bounds of --scale or --scale-from. */
-struct scaler {
-	int on;
-	double lo, hi;		/* the same bounds for every feature */
-	double *flo, *fhi;	/* per feature (--scale-from), or NULL */
-};
-
 /* Everything about the output. */
 struct out {
 	const struct opts *o;
@@ -98,7 +85,7 @@ struct out {
 	size_t d;
 	double *row;
 	float *frow;
-	struct scaler sc;
+	struct scale sc;	/* --scale, --normalize, --clip-rows, --dtype */
 	uint64_t rows, total;
 	struct labels lab;
 	int has_y;
@@ -247,76 +234,16 @@ shown(const char *s, char *buf, size_t cap)
 	return buf;
 }
 
-/* ---- string table ---- */
-
-static long long
-strtab_find(const struct strtab *t, const char *s, size_t len, uint64_t hv)
-{
-	if (t->nslots == 0)
-		return -1;
-	for (size_t i = (size_t)hv & (t->nslots - 1);; i = (i + 1) &
-	    (t->nslots - 1)) {
-		size_t k = t->slots[i];
-		if (k == 0)
-			return -1;
-		if (strncmp(t->keys[k - 1], s, len) == 0 &&
-		    t->keys[k - 1][len] == '\0')
-			return (long long)(k - 1);
-	}
-}
-
-static void
-strtab_rehash(struct strtab *t, size_t nslots)
-{
-	free(t->slots);
-	t->slots = cli_calloc(nslots, sizeof *t->slots);
-	t->nslots = nslots;
-	for (size_t k = 0; k < t->n; k++) {
-		uint64_t hv = ts_xxh64(t->keys[k], strlen(t->keys[k]), 0);
-		size_t i = (size_t)hv & (nslots - 1);
-		while (t->slots[i] != 0)
-			i = (i + 1) & (nslots - 1);
-		t->slots[i] = k + 1;
-	}
-}
-
-/* Index of s (len bytes) in t, adding it if new; *added says which. */
+/* Add s (len bytes) to t; *added says whether it is new.  @return its
+ * index. */
 static size_t
-strtab_add(struct strtab *t, const char *s, size_t len, int *added)
+xstrtab_add(struct strtab *t, const char *s, size_t len, int *added)
 {
-	uint64_t hv = ts_xxh64(s, len, 0);
-	long long k = strtab_find(t, s, len, hv);
-	char *copy;
+	size_t k;
 
-	*added = 0;
-	if (k >= 0)
-		return (size_t)k;
-	t->keys = xgrow(t->keys, &t->kcap, t->n + 1, sizeof *t->keys);
-	copy = cli_malloc(len + 1);
-	memcpy(copy, s, len);
-	copy[len] = '\0';
-	t->keys[t->n++] = copy;
-	*added = 1;
-	/* Keep the load below one half so probes stay short. */
-	if (t->n * 2 > t->nslots)
-		strtab_rehash(t, t->nslots ? t->nslots * 2 : 64);
-	else {
-		size_t i = (size_t)hv & (t->nslots - 1);
-		while (t->slots[i] != 0)
-			i = (i + 1) & (t->nslots - 1);
-		t->slots[i] = t->n;
-	}
-	return t->n - 1;
-}
-
-static void
-strtab_free(struct strtab *t)
-{
-	for (size_t k = 0; k < t->n; k++)
-		free(t->keys[k]);
-	free(t->keys);
-	free(t->slots);
-	memset(t, 0, sizeof *t);
+	if (strtab_add(t, s, len, &k, added) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	return k;
 }
 
 /* ---- inputs ---- */
@@ -464,124 +391,20 @@ format_from_path(const char *path)
 
 /* ---- rows ---- */
 
-static void
-scale_row(const struct scaler *sc, double *x, size_t d)
-{
-	if (!sc->on)
-		return;
-	for (size_t j = 0; j < d; j++) {
-		double lo = sc->flo ? sc->flo[j] : sc->lo;
-		double hi = sc->fhi ? sc->fhi[j] : sc->hi;
-		double v;
-		/* A feature constant in the public file maps to a step. */
-		if (!(hi > lo))
-			v = x[j] > lo ? 1 : 0;
-		else
-			v = (x[j] - lo) / (hi - lo);
-		x[j] = v < 0 ? 0 : v > 1 ? 1 : v;
-	}
-}
-
-/* L2 norm, summing squares in index order; rescaled when the sum would
- * overflow or lose everything to underflow. */
-static double
-l2norm(const double *x, size_t d)
-{
-	double s = 0, m = 0;
-
-	for (size_t j = 0; j < d; j++)
-		s += x[j] * x[j];
-	if (isfinite(s) && s >= DBL_MIN)
-		return sqrt(s);
-	for (size_t j = 0; j < d; j++)
-		if (fabs(x[j]) > m)
-			m = fabs(x[j]);
-	if (m == 0)
-		return 0;
-	s = 0;
-	for (size_t j = 0; j < d; j++)
-		s += (x[j] / m) * (x[j] / m);
-	return m * sqrt(s);
-}
-
-static double
-l2norm_f(const float *x, size_t d)
-{
-	double s = 0;
-
-	for (size_t j = 0; j < d; j++)
-		s += (double)x[j] * (double)x[j];
-	return sqrt(s);
-}
-
-static void
-normalize_row(int kind, double *x, size_t d)
-{
-	double n = 0;
-
-	if (kind == NORM_NONE)
-		return;
-	if (kind == NORM_L1) {
-		for (size_t j = 0; j < d; j++)
-			n += fabs(x[j]);
-		if (!isfinite(n)) {
-			double m = 0;
-			for (size_t j = 0; j < d; j++)
-				if (fabs(x[j]) > m)
-					m = fabs(x[j]);
-			n = 0;
-			for (size_t j = 0; j < d; j++)
-				n += fabs(x[j] / m);
-			for (size_t j = 0; j < d; j++)
-				x[j] = x[j] / m / n;
-			return;
-		}
-	} else {
-		n = l2norm(x, d);
-	}
-	if (n > 0)
-		for (size_t j = 0; j < d; j++)
-			x[j] /= n;
-}
-
 /* Scale, normalize, clip, convert and write one row. */
 static void
 put_row(struct out *ou, const char *where)
 {
-	const struct opts *o = ou->o;
-	double *x = ou->row;
-	size_t d = ou->d;
+	size_t bad;
 	int rc;
 
-	scale_row(&ou->sc, x, d);
-	normalize_row(o->normalize, x, d);
-	if (o->clip_arg) {
-		double n = l2norm(x, d);
-		if (n > o->clip)
-			for (size_t j = 0; j < d; j++)
-				x[j] *= o->clip / n;
-		/* Rounding can leave the norm an ulp above the bound; the
-		 * bound is a promise, so shrink until it holds. */
-		for (int k = 0; k < 64 && o->dtype == TS_F64 &&
-		    l2norm(x, d) > o->clip; k++)
-			for (size_t j = 0; j < d; j++)
-				x[j] = nextafter(x[j], 0);
-	}
-	if (o->dtype == TS_F32) {
-		for (size_t j = 0; j < d; j++) {
-			if (fabs(x[j]) > FLT_MAX)
-				cli_die(EX_DATAERR, "%s: feature %zu: %g does not "
-				    "fit in f32 (use --dtype f64)", where, j, x[j]);
-			ou->frow[j] = (float)x[j];
-		}
-		for (int k = 0; k < 64 && o->clip_arg &&
-		    l2norm_f(ou->frow, d) > o->clip; k++)
-			for (size_t j = 0; j < d; j++)
-				ou->frow[j] = nextafterf(ou->frow[j], 0);
+	if (scale_row(&ou->sc, ou->row, ou->frow, ou->d, &bad) != 0)
+		cli_die(EX_DATAERR, "%s: feature %zu: %g does not fit in f32 "
+		    "(use --dtype f64)", where, bad, ou->row[bad]);
+	if (ou->sc.dtype == TS_F32)
 		rc = ts_write_rows(ou->w, ou->frow, 1);
-	} else {
-		rc = ts_write_rows(ou->w, x, 1);
-	}
+	else
+		rc = ts_write_rows(ou->w, ou->row, 1);
 	if (rc != 0)
 		cli_wdie(ou->w, rc);
 	if (++ou->rows % PROGRESS_EVERY == 0)
@@ -603,7 +426,7 @@ put_declared(struct out *ou, const char *s, size_t len, const char *where)
 	long long k;
 
 	if (l->map_names != NULL) {
-		k = strtab_find(&l->map, s, len, ts_xxh64(s, len, 0));
+		k = strtab_find(&l->map, s, len);
 	} else {
 		char *end;
 		copy = cli_malloc(len + 1);
@@ -648,7 +471,7 @@ put_label(struct out *ou, const char *s, size_t len, const char *where)
 
 	if (l->map_names != NULL || ou->o->classes > 0)
 		return put_declared(ou, s, len, where);
-	k = strtab_add(&l->tab, s, len, &added);
+	k = xstrtab_add(&l->tab, s, len, &added);
 	if (added) {
 		char *end;
 		long long v;
@@ -719,7 +542,7 @@ load_label_map(struct labels *l, struct infile *s)
 		if (!ts_utf8_valid(line, (size_t)len))
 			cli_die(EX_DATAERR, "%s:%llu: the label is not valid "
 			    "UTF-8", infile_label(s), (unsigned long long)ln);
-		strtab_add(&l->map, line, (size_t)len, &added);
+		xstrtab_add(&l->map, line, (size_t)len, &added);
 		if (!added)
 			cli_die(EX_DATAERR, "%s:%llu: label '%s' is listed twice",
 			    infile_label(s), (unsigned long long)ln,
@@ -763,8 +586,8 @@ begin_x(struct out *ou, size_t d, struct ts_meta *meta)
 		cli_die(EX_SOFTWARE, "bad tensor header");
 	t.meta = *meta;
 	memset(meta, 0, sizeof *meta);
-	cli_meta_set(&t.meta, "normalize", o->normalize == NORM_L1 ? "l1" :
-	    o->normalize == NORM_L2 ? "l2" : "none");
+	cli_meta_set(&t.meta, "normalize", o->normalize == SCALE_NORM_L1 ? "l1" :
+	    o->normalize == SCALE_NORM_L2 ? "l2" : "none");
 	cli_meta_set(&t.meta, "clip_rows", o->clip_arg ? o->clip_arg : "none");
 	if (ts_meta_get(&t.meta, "scale") == NULL) {
 		rc = ou->sc.on ? ts_meta_setf(&t.meta, "scale", "%.17g:%.17g",
@@ -853,8 +676,7 @@ finish(struct out *ou, struct infile **inputs, int ninputs, const char *what)
 	free(l->y);
 	free(ou->row);
 	free(ou->frow);
-	free(ou->sc.flo);
-	free(ou->sc.fhi);
+	scale_free(&ou->sc);
 }
 
 static void
@@ -1169,23 +991,14 @@ learn_bounds(struct out *ou, const struct opts *o, struct infile *s,
 		cli_die(EX_DATAERR, "%s: %zu features, but the input has %zu",
 		    infile_label(s), L.d, d);
 	row = cli_calloc(d, sizeof *row);
-	ou->sc.flo = cli_calloc(d, sizeof *ou->sc.flo);
-	ou->sc.fhi = cli_calloc(d, sizeof *ou->sc.fhi);
-	for (size_t j = 0; j < d; j++) {
-		ou->sc.flo[j] = INFINITY;
-		ou->sc.fhi[j] = -INFINITY;
-	}
+	if (scale_learn_begin(&ou->sc, d) != 0)
+		cli_die(EX_OSERR, "out of memory");
 	if (rc == 0)
 		csv_next_or_die(c, s, &rc, &f, &nf);
 	for (; rc == 1; csv_next_or_die(c, s, &rc, &f, &nf)) {
 		if (csv_parse_row(&L, o, infile_label(s), csvin_line(c), f, nf, row))
 			continue;
-		for (size_t j = 0; j < d; j++) {
-			if (row[j] < ou->sc.flo[j])
-				ou->sc.flo[j] = row[j];
-			if (row[j] > ou->sc.fhi[j])
-				ou->sc.fhi[j] = row[j];
-		}
+		scale_learn_row(&ou->sc, row, d);
 		n++;
 	}
 	if (n == 0)
@@ -1250,18 +1063,6 @@ run_csv(struct out *ou, const struct opts *o, struct infile *in,
 
 /* ---- IDX ---- */
 
-struct idx {
-	uint64_t n, elems, dims[4];
-	int ndim;
-};
-
-static uint32_t
-be32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
-
 static void
 read_exact(struct infile *s, void *buf, size_t n, const char *what)
 {
@@ -1272,78 +1073,28 @@ read_exact(struct infile *s, void *buf, size_t n, const char *what)
 	}
 }
 
-/* Read and check an IDX header of unsigned bytes with 1..4 dims. */
 static void
-idx_header(struct infile *s, struct idx *x)
+idx_header(struct infile *s, struct idx_header *x)
 {
-	unsigned char h[4], d[4];
+	char msg[IDX_MSG];
+	int rc = idx_read_header(infile_fp(s), x, msg);
 
-	read_exact(s, h, 4, "no IDX header");
-	if (h[0] != 0 || h[1] != 0)
-		cli_die(EX_DATAERR, "%s: offset 0: not an IDX file (magic "
-		    "%02x %02x %02x %02x)", infile_label(s), h[0], h[1], h[2], h[3]);
-	if (h[2] != 0x08)
-		cli_die(EX_DATAERR, "%s: offset 2: IDX type 0x%02x is not "
-		    "unsigned bytes (0x08)", infile_label(s), h[2]);
-	if (h[3] < 1 || h[3] > 4)
-		cli_die(EX_DATAERR, "%s: offset 3: IDX with %u dimensions, "
-		    "expected 1 to 4", infile_label(s), h[3]);
-	x->ndim = h[3];
-	x->elems = 1;
-	for (int i = 0; i < x->ndim; i++) {
-		read_exact(s, d, 4, "IDX dimensions");
-		x->dims[i] = be32(d);
-		if (i > 0 && (ck_mul_u64(x->elems, x->dims[i], &x->elems) != 0 ||
-		    x->elems > MAX_FEATURES))
-			cli_die(EX_DATAERR, "%s: offset %d: images of more than "
-			    "%llu bytes", infile_label(s), 4 + 4 * i,
-			    (unsigned long long)MAX_FEATURES);
-	}
-	x->n = x->dims[0];
-}
-
-/* Area-averaging weights from n source cells to m target cells: target
- * cell i covers [i*n/m, (i+1)*n/m) of the source; scaled by m, that is
- * [i*n, (i+1)*n), and source cell r is [r*m, (r+1)*m), so the overlap is
- * an integer and the weight (overlap / n) is exact up to one rounding. */
-struct wts {
-	size_t *first, *count;	/* per target: first source cell, count */
-	double *w;		/* count[i] weights per target, back to back */
-	size_t *off;
-};
-
-static void
-make_weights(struct wts *t, uint64_t n, uint64_t m)
-{
-	size_t k = 0;
-
-	t->first = cli_calloc((size_t)m, sizeof *t->first);
-	t->count = cli_calloc((size_t)m, sizeof *t->count);
-	t->off = cli_calloc((size_t)m, sizeof *t->off);
-	t->w = cli_calloc((size_t)(n + m), sizeof *t->w);
-	for (uint64_t i = 0; i < m; i++) {
-		uint64_t a = i * n, b = (i + 1) * n;
-		t->first[i] = (size_t)(a / m);
-		t->off[i] = k;
-		for (uint64_t r = a / m; r < n && r * m < b; r++) {
-			uint64_t lo = r * m > a ? r * m : a;
-			uint64_t hi = (r + 1) * m < b ? (r + 1) * m : b;
-			t->w[k++] = (double)(hi - lo) / (double)n;
-			t->count[i]++;
-		}
-	}
+	if (rc == 0)
+		return;
+	if (rc == PV_E_IO || (rc == PV_E_TRUNCATED && infile_error(s)))
+		cli_infile_die(s);
+	cli_die(EX_DATAERR, "%s: %s", infile_label(s), msg);
 }
 
 static void
 run_idx(struct out *ou, const struct opts *o, struct infile *in,
     struct infile *lab, struct infile **inputs, int ninputs)
 {
-	struct idx x, y;
+	struct idx_header x, y;
 	struct ts_meta xm = { 0 };
 	unsigned char *pix;
 	uint64_t h = 0, w = 0, th, tw;
-	struct wts wy = { 0 }, wx = { 0 };
-	double *tmp = NULL;
+	struct idx_resize *rs = NULL;
 	char where[600];
 
 	idx_header(in, &x);
@@ -1375,17 +1126,14 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 		    (unsigned long long)tw) != 0)
 			cli_die(EX_OSERR, "out of memory");
 	}
-	if (o->resize) {
-		make_weights(&wy, h, th);
-		make_weights(&wx, w, tw);
-		tmp = cli_calloc((size_t)(th * w), sizeof *tmp);
-	}
 	if (x.elems == 0)
 		cli_die(EX_DATAERR, "%s: images of 0 pixels", infile_label(in));
 	if (o->resize && th * w > 4 * MAX_FEATURES)
 		cli_die(EX_DATAERR, "%s: images of %llux%llu pixels are too "
 		    "large to resize", infile_label(in), (unsigned long long)h,
 		    (unsigned long long)w);
+	if (o->resize && idx_resize_new(&rs, h, w, th, tw) != 0)
+		cli_die(EX_OSERR, "out of memory");
 	ou->total = x.n;
 	pix = cli_malloc((size_t)x.elems);
 	ou->has_y = lab != NULL;
@@ -1409,23 +1157,7 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 			for (size_t j = 0; j < x.elems; j++)
 				ou->row[j] = pix[j];
 		} else {
-			/* Rows first (th x w), then columns (th x tw). */
-			for (uint64_t r = 0; r < th; r++)
-				for (uint64_t c = 0; c < w; c++) {
-					double s = 0;
-					for (size_t k = 0; k < wy.count[r]; k++)
-						s += wy.w[wy.off[r] + k] *
-						    pix[(wy.first[r] + k) * w + c];
-					tmp[r * w + c] = s;
-				}
-			for (uint64_t r = 0; r < th; r++)
-				for (uint64_t c = 0; c < tw; c++) {
-					double s = 0;
-					for (size_t k = 0; k < wx.count[c]; k++)
-						s += wx.w[wx.off[c] + k] *
-						    tmp[r * w + wx.first[c] + k];
-					ou->row[r * tw + c] = s;
-				}
+			idx_resize_apply(rs, pix, ou->row);
 		}
 		snprintf(where, sizeof where, "%s: image %llu", infile_label(in),
 		    (unsigned long long)i);
@@ -1442,71 +1174,11 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 	if (lab && (infile_error(lab) || ferror(infile_fp(lab))))
 		cli_infile_die(lab);
 	free(pix);
-	free(tmp);
-	free(wy.first);
-	free(wy.count);
-	free(wy.off);
-	free(wy.w);
-	free(wx.first);
-	free(wx.count);
-	free(wx.off);
-	free(wx.w);
+	idx_resize_free(rs);
 	finish(ou, inputs, ninputs, infile_label(in));
 }
 
 /* ---- text ---- */
-
-static int
-tok_char(int ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-	    ch == '\'';
-}
-
-/* Lowercase s in place; store tokens as (start, length) pairs. */
-static size_t
-tokenize(char *s, size_t n, size_t **tok, size_t *cap)
-{
-	size_t nt = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (s[i] >= 'A' && s[i] <= 'Z')
-			s[i] = (char)(s[i] - 'A' + 'a');
-	for (size_t i = 0; i < n; ) {
-		if (!tok_char((unsigned char)s[i])) {
-			i++;
-			continue;
-		}
-		size_t st = i;
-		while (i < n && tok_char((unsigned char)s[i]))
-			i++;
-		*tok = xgrow(*tok, cap, 2 * nt + 2, sizeof **tok);
-		(*tok)[2 * nt] = st;
-		(*tok)[2 * nt + 1] = i - st;
-		nt++;
-	}
-	return nt;
-}
-
-/* Check a vocabulary entry: one token, or two joined by one space. */
-static int
-vocab_entry_ok(const char *s)
-{
-	int toks = 0;
-
-	while (*s) {
-		if (!tok_char((unsigned char)*s))
-			return 0;
-		while (tok_char((unsigned char)*s))
-			s++;
-		toks++;
-		if (*s == ' ' && toks == 1 && s[1] != '\0')
-			s++;
-		else if (*s != '\0')
-			return 0;
-	}
-	return toks >= 1;
-}
 
 static void
 load_vocab(struct strtab *v, struct infile *s)
@@ -1524,11 +1196,11 @@ load_vocab(struct strtab *v, struct infile *s)
 		    line[len - 1] == '\r'))
 			line[--len] = '\0';
 		if (len == 0 || memchr(line, '\0', (size_t)len) ||
-		    !vocab_entry_ok(line))
+		    !text_vocab_entry_ok(line))
 			cli_die(EX_DATAERR, "%s:%llu: '%s' is not a token of "
 			    "[a-z0-9'] or two joined by a space", infile_label(s),
 			    (unsigned long long)ln, shown(line, vb, sizeof vb));
-		strtab_add(v, line, (size_t)len, &added);
+		xstrtab_add(v, line, (size_t)len, &added);
 		if (!added)
 			cli_die(EX_DATAERR, "%s:%llu: '%s' is listed twice",
 			    infile_label(s), (unsigned long long)ln,
@@ -1544,37 +1216,15 @@ load_vocab(struct strtab *v, struct infile *s)
 	free(line);
 }
 
-/* Count a unigram or bigram key: a hash bucket, or a vocabulary column. */
-static void
-count_key(struct out *ou, const struct strtab *vocab, const char *k,
-    size_t n, size_t **touched, size_t *nt, size_t *cap)
-{
-	size_t col;
-
-	if (vocab) {
-		long long i = strtab_find(vocab, k, n, ts_xxh64(k, n, 0));
-		if (i < 0)
-			return;
-		col = (size_t)i;
-	} else {
-		col = (size_t)(ts_xxh64(k, n, HASH_SEED) % ou->d);
-	}
-	if (ou->row[col] == 0) {
-		*touched = xgrow(*touched, cap, *nt + 1, sizeof **touched);
-		(*touched)[(*nt)++] = col;
-	}
-	ou->row[col] += 1;
-}
-
 static void
 run_text(struct out *ou, const struct opts *o, struct infile *in,
     struct infile *vsrc, struct infile **inputs, int ninputs)
 {
 	struct strtab vocab = { 0 };
+	struct text_counter tc = { 0 };
 	struct ts_meta xm = { 0 };
-	struct sbuf bg = { 0 };
 	char *line = NULL, where[600];
-	size_t cap = 0, *tok = NULL, tcap = 0, *touched = NULL, tc = 0, ntouch;
+	size_t cap = 0;
 	ssize_t len;
 	uint64_t ln = 0, lfield = 0;
 	size_t d;
@@ -1590,10 +1240,13 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 		d = (size_t)o->hash_dim;
 		if (ts_meta_set(&xm, "features.kind", "hashed counts") != 0 ||
 		    ts_meta_set(&xm, "features.hash", "xxh64") != 0 ||
-		    ts_meta_setf(&xm, "features.hash_seed", "%d", HASH_SEED) != 0)
+		    ts_meta_setf(&xm, "features.hash_seed", "%d",
+		    TEXT_HASH_SEED) != 0)
 			cli_die(EX_OSERR, "out of memory");
 	}
 	cli_meta_set(&xm, "features.ngrams", "1,2");
+	tc.vocab = vsrc ? &vocab : NULL;
+	tc.d = d;
 	ou->has_y = o->label != NULL;
 	begin_x(ou, d, &xm);
 	while ((len = getline(&line, &cap, infile_fp(in))) >= 0) {
@@ -1648,20 +1301,8 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 			/* Blank out the label so it is not a token. */
 			memset(p, '\t', (size_t)(e - p));
 		}
-		size_t nt = tokenize(doc, dn, &tok, &tcap);
-		ntouch = 0;
-		for (size_t t = 0; t < nt; t++) {
-			count_key(ou, vsrc ? &vocab : NULL, doc + tok[2 * t],
-			    tok[2 * t + 1], &touched, &ntouch, &tc);
-			if (t + 1 == nt)
-				break;
-			bg.len = 0;
-			sb_add(&bg, doc + tok[2 * t], tok[2 * t + 1]);
-			sb_add(&bg, " ", 1);
-			sb_add(&bg, doc + tok[2 * t + 2], tok[2 * t + 3]);
-			count_key(ou, vsrc ? &vocab : NULL, bg.p, bg.len,
-			    &touched, &ntouch, &tc);
-		}
+		if (text_count(&tc, doc, dn, ou->row) != 0)
+			cli_die(EX_OSERR, "out of memory");
 		put_row(ou, where);
 		/* put_row transformed the row in place: clear it all when
 		 * it was scaled (every entry may have moved), else only the
@@ -1669,15 +1310,12 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 		if (ou->sc.on)
 			memset(ou->row, 0, d * sizeof *ou->row);
 		else
-			for (size_t t = 0; t < ntouch; t++)
-				ou->row[touched[t]] = 0;
+			text_clear(&tc, ou->row);
 	}
 	if (infile_error(in) || ferror(infile_fp(in)))
 		cli_infile_die(in);
 	free(line);
-	free(tok);
-	free(touched);
-	free(bg.p);
+	text_counter_free(&tc);
 	strtab_free(&vocab);
 	finish(ou, inputs, ninputs, infile_label(in));
 }
@@ -1817,7 +1455,7 @@ main(int argc, char **argv)
 			o.no_label = 1;
 			break;
 		case OPT_NORMALIZE:
-			o.normalize = NORM_L1 + cli_choice("--normalize",
+			o.normalize = SCALE_NORM_L1 + cli_choice("--normalize",
 			    optarg, norms);
 			break;
 		case OPT_RESIZE:
@@ -1923,6 +1561,9 @@ main(int argc, char **argv)
 	ou.o = &o;
 	ou.lab.all_int = 1;
 	ou.w = cli_writer(ofp, o.level);
+	ou.sc.normalize = o.normalize;
+	ou.sc.clip = o.clip_arg ? o.clip : 0;
+	ou.sc.dtype = o.dtype;
 	if (o.scale) {
 		ou.sc.on = 1;
 		ou.sc.lo = o.scale_lo;
