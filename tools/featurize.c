@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "csvin.h"
 #include "idx.h"
+#include "labcol.h"
 #include "labels.h"
 #include "scale.h"
 #include "strtab.h"
@@ -54,30 +55,6 @@ struct opts {
 	int hash_set, resize;
 };
 
-/* A growable string. */
-struct sbuf {
-	char *p;
-	size_t len, cap;
-};
-
-/*
- * Labels: y as indices into the table of distinct label strings, or, when
- * the label set is declared public (--label-map, --classes), as its
- * classes.
- */
-struct labels {
-	struct strtab tab;
-	int32_t *ival;		/* integer value of each distinct label */
-	size_t icap;
-	int all_int;
-	int32_t *y;
-	size_t n, cap;
-	struct strtab map;	/* --label-map: line i is class i */
-	char *map_names;	/* the map as a JSON array (label.names) */
-	const char *map_label;	/* the map's file name, for messages */
-	uint64_t unknown;	/* rows dropped by --drop-unknown */
-};
-
 /* Everything about the output. */
 struct out {
 	const struct opts *o;
@@ -87,7 +64,8 @@ struct out {
 	float *frow;
 	struct scale sc;	/* --scale, --normalize, --clip-rows, --dtype */
 	uint64_t rows, total;
-	struct labels lab;
+	struct labcol lab;
+	const char *map_label;	/* the label map's file name */
 	int has_y;
 };
 
@@ -182,44 +160,6 @@ xgrow(void *p, size_t *cap, size_t need, size_t elem)
 	p = cli_reallocarray(p, nc, elem);
 	*cap = nc;
 	return p;
-}
-
-static void
-sb_add(struct sbuf *b, const char *s, size_t n)
-{
-	b->p = xgrow(b->p, &b->cap, b->len + n + 1, 1);
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void
-sb_str(struct sbuf *b, const char *s)
-{
-	sb_add(b, s, strlen(s));
-}
-
-/* Append s as a JSON string. */
-static void
-sb_json(struct sbuf *b, const char *s)
-{
-	char esc[8];
-
-	sb_add(b, "\"", 1);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)ch;
-			sb_add(b, esc, 2);
-		} else if (ch < 0x20) {
-			snprintf(esc, sizeof esc, "\\u%04x", ch);
-			sb_add(b, esc, 6);
-		} else {
-			sb_add(b, s, 1);
-		}
-	}
-	sb_add(b, "\"", 1);
 }
 
 /* A value quoted in a message: at most SHOWN_VALUE bytes. */
@@ -411,42 +351,26 @@ put_row(struct out *ou, const char *where)
 		cli_progress("rows", ou->rows, ou->total);
 }
 
-/*
- * Put a label declared public: its class in the label map, or the
- * integer 0 .. K-1 of --classes K.  A label outside the set is an error,
- * or with --drop-unknown drops the row: never a new class.
- * @return 1 when the row is kept, 0 when it is dropped.
- */
+/* Put the label of the current row: a string (len bytes of s), or with s
+ * NULL the integer v (idx); where names the row for messages.
+ * @return 1 when the row is kept, 0 when it is dropped. */
 static int
-put_declared(struct out *ou, const char *s, size_t len, const char *where)
+put_label(struct out *ou, const char *s, size_t len, int32_t v,
+    const char *where)
 {
-	const struct opts *o = ou->o;
-	struct labels *l = &ou->lab;
-	char vb[SHOWN_VALUE + 8], *copy;
-	long long k;
+	struct labcol *l = &ou->lab;
+	char vb[SHOWN_VALUE + 8], *copy, ib[16];
+	int rc = s ? labcol_put(l, s, len) : labcol_put_int(l, v);
 
-	if (l->map_names != NULL) {
-		k = strtab_find(&l->map, s, len);
-	} else {
-		char *end;
-		copy = cli_malloc(len + 1);
-		memcpy(copy, s, len);
-		copy[len] = '\0';
-		errno = 0;
-		k = strtoll(copy, &end, 10);
-		if (errno || end == copy || *end != '\0' || k < 0 ||
-		    (unsigned long long)k >= o->classes)
-			k = -1;
-		free(copy);
-	}
-	if (k >= 0) {
-		l->y = xgrow(l->y, &l->cap, l->n + 1, sizeof *l->y);
-		l->y[l->n++] = (int32_t)k;
-		return 1;
-	}
-	if (o->drop_unknown) {
-		l->unknown++;
-		return 0;
+	if (rc >= 0)
+		return rc;
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc == PV_E_LIMIT)
+		cli_die(EX_DATAERR, "more than %d distinct labels", INT32_MAX);
+	if (s == NULL) {
+		len = (size_t)snprintf(ib, sizeof ib, "%d", (int)v);
+		s = ib;
 	}
 	copy = cli_malloc(len + 1);
 	memcpy(copy, s, len);
@@ -454,59 +378,10 @@ put_declared(struct out *ou, const char *s, size_t len, const char *where)
 	if (l->map_names != NULL)
 		cli_die(EX_DATAERR, "%s: label '%s' is not in the label map "
 		    "%s (or give --drop-unknown)", where,
-		    shown(copy, vb, sizeof vb), l->map_label);
+		    shown(copy, vb, sizeof vb), ou->map_label);
 	cli_die(EX_DATAERR, "%s: label '%s' is not a class 0 .. %zu "
 	    "(--classes %zu; or give --drop-unknown)", where,
-	    shown(copy, vb, sizeof vb), o->classes - 1, o->classes);
-}
-
-/* Put the label (len bytes of s) of the current row; where names the row
- * for messages.  @return 1 when the row is kept, 0 when it is dropped. */
-static int
-put_label(struct out *ou, const char *s, size_t len, const char *where)
-{
-	struct labels *l = &ou->lab;
-	int added;
-	size_t k;
-
-	if (l->map_names != NULL || ou->o->classes > 0)
-		return put_declared(ou, s, len, where);
-	k = xstrtab_add(&l->tab, s, len, &added);
-	if (added) {
-		char *end;
-		long long v;
-		l->ival = xgrow(l->ival, &l->icap, l->tab.n, sizeof *l->ival);
-		errno = 0;
-		v = strtoll(l->tab.keys[k], &end, 10);
-		if (errno || end == l->tab.keys[k] || *end != '\0' ||
-		    v < INT32_MIN || v > INT32_MAX)
-			l->all_int = 0;
-		else
-			l->ival[k] = (int32_t)v;
-		if (l->tab.n > (size_t)INT32_MAX)
-			cli_die(EX_DATAERR, "more than %d distinct labels",
-			    INT32_MAX);
-	}
-	l->y = xgrow(l->y, &l->cap, l->n + 1, sizeof *l->y);
-	l->y[l->n++] = (int32_t)k;
-	return 1;
-}
-
-/* Put the label of the current row, given as an integer (idx).
- * @return 1 when the row is kept, 0 when it is dropped. */
-static int
-put_label_int(struct out *ou, int32_t v, const char *where)
-{
-	struct labels *l = &ou->lab;
-
-	if (l->map_names != NULL || ou->o->classes > 0) {
-		char b[16];
-		int n = snprintf(b, sizeof b, "%d", (int)v);
-		return put_declared(ou, b, (size_t)n, where);
-	}
-	l->y = xgrow(l->y, &l->cap, l->n + 1, sizeof *l->y);
-	l->y[l->n++] = v;
-	return 1;
+	    shown(copy, vb, sizeof vb), l->classes - 1, l->classes);
 }
 
 /*
@@ -515,17 +390,16 @@ put_label_int(struct out *ou, int32_t v, const char *where)
  * NUL, no label twice, valid UTF-8.
  */
 static void
-load_label_map(struct labels *l, struct infile *s)
+load_label_map(struct out *ou, struct infile *s)
 {
-	struct sbuf b = { 0 };
+	struct labcol *l = &ou->lab;
 	char *line = NULL, vb[SHOWN_VALUE + 8];
 	size_t cap = 0;
 	ssize_t len;
 	uint64_t ln = 0;
-	int added;
+	int rc;
 
-	l->map_label = infile_label(s);
-	sb_str(&b, "[");
+	ou->map_label = infile_label(s);
 	while ((len = getline(&line, &cap, infile_fp(s))) >= 0) {
 		ln++;
 		if (len > 0 && line[len - 1] == '\n')
@@ -542,32 +416,31 @@ load_label_map(struct labels *l, struct infile *s)
 		if (!ts_utf8_valid(line, (size_t)len))
 			cli_die(EX_DATAERR, "%s:%llu: the label is not valid "
 			    "UTF-8", infile_label(s), (unsigned long long)ln);
-		xstrtab_add(&l->map, line, (size_t)len, &added);
-		if (!added)
+		rc = labcol_map_add(l, line, (size_t)len);
+		if (rc == PV_E_FORMAT)
 			cli_die(EX_DATAERR, "%s:%llu: label '%s' is listed twice",
 			    infile_label(s), (unsigned long long)ln,
 			    shown(line, vb, sizeof vb));
-		if (l->map.n > LABEL_MAX_CLASSES)
+		if (rc == PV_E_RANGE)
 			cli_die(EX_DATAERR, "%s: more than %zu labels",
 			    infile_label(s), LABEL_MAX_CLASSES);
-		if (l->map.n > 1)
-			sb_str(&b, ",");
-		sb_json(&b, line);
-		if (b.len > TS_MAX_VALUE)
+		if (rc == PV_E_LIMIT)
 			cli_die(EX_DATAERR, "%s:%llu: the labels exceed the "
 			    "metadata limit of 1 MiB", infile_label(s),
 			    (unsigned long long)ln);
+		if (rc != 0)
+			cli_die(EX_OSERR, "out of memory");
 	}
 	if (infile_error(s) || ferror(infile_fp(s)))
 		cli_infile_die(s);
 	if (l->map.n == 0)
 		cli_die(EX_DATAERR, "%s: empty label map", infile_label(s));
-	sb_str(&b, "]");
-	if (b.len > TS_MAX_VALUE)
+	if ((rc = labcol_map_end(l)) == PV_E_LIMIT)
 		cli_die(EX_DATAERR, "%s: the labels exceed the metadata limit "
 		    "of 1 MiB", infile_label(s));
+	if (rc != 0)
+		cli_die(EX_OSERR, "out of memory");
 	free(line);
-	l->map_names = b.p;
 }
 
 /* Begin X with d features; meta are X's tensor metadata (moved). */
@@ -604,7 +477,7 @@ begin_x(struct out *ou, size_t d, struct ts_meta *meta)
 static void
 finish(struct out *ou, struct infile **inputs, int ninputs, const char *what)
 {
-	struct labels *l = &ou->lab;
+	struct labcol *l = &ou->lab;
 	struct ts_meta m = { 0 };
 	struct tensor t;
 	uint64_t dims[1];
@@ -619,42 +492,14 @@ finish(struct out *ou, struct infile **inputs, int ninputs, const char *what)
 		if (l->unknown)
 			cli_warn("%llu rows with a label outside the declared "
 			    "label set dropped", (unsigned long long)l->unknown);
-		/* A declared set is public; any other was learnt from the
-		 * rows and says so, for DP tools refuse it (labels.h). */
-		if (l->map_names != NULL)
-			rc = label_put(&t.meta, LABEL_PUBLIC, l->map.n,
-			    l->map_names);
-		else if (ou->o->classes > 0)
-			rc = label_put(&t.meta, LABEL_PUBLIC, ou->o->classes,
-			    NULL);
-		else
-			rc = label_put(&t.meta, LABEL_DATA, 0, NULL);
+		rc = labcol_finish(l, &t.meta);
+		if (rc == PV_E_LIMIT)
+			cli_die(EX_DATAERR, "%s: %zu distinct labels: their names "
+			    "exceed the metadata limit of 1 MiB", what, l->tab.n);
+		if (rc == PV_E_FORMAT)
+			cli_die(EX_DATAERR, "%s: a label is not valid UTF-8", what);
 		if (rc != 0)
 			cli_die(EX_OSERR, "out of memory");
-		if (l->map_names != NULL || ou->o->classes > 0) {
-			/* y holds the classes already. */
-		} else if (l->tab.n > 0 && l->all_int) {
-			for (size_t i = 0; i < l->n; i++)
-				l->y[i] = l->ival[l->y[i]];
-		} else if (l->tab.n > 0) {
-			struct sbuf b = { 0 };
-			sb_str(&b, "[");
-			for (size_t k = 0; k < l->tab.n; k++) {
-				if (k)
-					sb_str(&b, ",");
-				sb_json(&b, l->tab.keys[k]);
-			}
-			sb_str(&b, "]");
-			if (b.len > TS_MAX_VALUE)
-				cli_die(EX_DATAERR, "%s: %zu distinct labels: "
-				    "their names exceed the metadata limit of "
-				    "1 MiB", what, l->tab.n);
-			if (!ts_utf8_valid(b.p, b.len))
-				cli_die(EX_DATAERR, "%s: a label is not valid "
-				    "UTF-8", what);
-			cli_meta_set(&t.meta, "label.names", b.p);
-			free(b.p);
-		}
 		t.data = l->y;
 		if ((rc = ts_write_tensor(ou->w, &t)) != 0)
 			cli_wdie(ou->w, rc);
@@ -669,11 +514,7 @@ finish(struct out *ou, struct infile **inputs, int ninputs, const char *what)
 		cli_wdie(ou->w, rc);
 	ts_meta_free(&m);
 	cli_progress_done();
-	strtab_free(&l->tab);
-	strtab_free(&l->map);
-	free(l->map_names);
-	free(l->ival);
-	free(l->y);
+	labcol_free(l);
 	free(ou->row);
 	free(ou->frow);
 	scale_free(&ou->sc);
@@ -682,21 +523,17 @@ finish(struct out *ou, struct infile **inputs, int ninputs, const char *what)
 static void
 set_names_meta(struct ts_meta *m, char **names, const size_t *idx, size_t d)
 {
-	struct sbuf b = { 0 };
+	size_t len;
+	char *b = json_str_array(names, idx, d, TS_MAX_VALUE, &len);
 
-	sb_str(&b, "[");
-	for (size_t j = 0; j < d && b.len <= TS_MAX_VALUE; j++) {
-		if (j)
-			sb_str(&b, ",");
-		sb_json(&b, idx ? names[idx[j]] : names[j]);
-	}
-	sb_str(&b, "]");
+	if (b == NULL)
+		cli_die(EX_OSERR, "out of memory");
 	/* Names longer than a metadata value allows are left out: they
 	 * label columns, nothing downstream needs them. */
-	if (b.len <= TS_MAX_VALUE && ts_utf8_valid(b.p, b.len) &&
-	    ts_meta_set(m, "features.names", b.p) != 0)
+	if (len <= TS_MAX_VALUE && ts_utf8_valid(b, len) &&
+	    ts_meta_set(m, "features.names", b) != 0)
 		cli_die(EX_OSERR, "out of memory");
-	free(b.p);
+	free(b);
 }
 
 /* ---- CSV ---- */
@@ -1046,7 +883,7 @@ run_csv(struct out *ou, const struct opts *o, struct infile *in,
 		snprintf(where, sizeof where, "%s:%llu", infile_label(in),
 		    (unsigned long long)line);
 		if (ou->has_y && !put_label(ou, f[L.label], strlen(f[L.label]),
-		    where))
+		    0, where))
 			continue;
 		put_row(ou, where);
 	}
@@ -1150,7 +987,7 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 			read_exact(lab, &lb, 1, what);
 			snprintf(where, sizeof where, "%s: %s",
 			    infile_label(lab), what);
-			if (!put_label_int(ou, lb, where))
+			if (!put_label(ou, NULL, 0, lb, where))
 				continue;
 		}
 		if (!o->resize) {
@@ -1296,7 +1133,7 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 				    (unsigned long long)ln,
 				    (unsigned long long)lfield);
 			}
-			if (!put_label(ou, p, (size_t)(e - p), where))
+			if (!put_label(ou, p, (size_t)(e - p), 0, where))
 				continue;
 			/* Blank out the label so it is not a token. */
 			memset(p, '\t', (size_t)(e - p));
@@ -1548,6 +1385,7 @@ main(int argc, char **argv)
 				    "file)", sp);
 		}
 	}
+	labcol_init(&ou.lab, o.classes, o.drop_unknown);
 	if (o.label_map) {
 		lmap = cli_infile_open(o.label_map, INFILE_GZIP);
 		inputs[ninputs++] = lmap;
@@ -1555,11 +1393,10 @@ main(int argc, char **argv)
 			cli_usage_error("--label-map '%s' is the input itself: a "
 			    "label set learnt from private data is not public",
 			    o.label_map);
-		load_label_map(&ou.lab, lmap);
+		load_label_map(&ou, lmap);
 	}
 	ofp = cli_out_open(o.output, o.force);
 	ou.o = &o;
-	ou.lab.all_int = 1;
 	ou.w = cli_writer(ofp, o.level);
 	ou.sc.normalize = o.normalize;
 	ou.sc.clip = o.clip_arg ? o.clip : 0;
