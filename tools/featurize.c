@@ -15,6 +15,7 @@
 #include "ck.h"
 #include "cli.h"
 #include "csvin.h"
+#include "csvlay.h"
 #include "idx.h"
 #include "labcol.h"
 #include "labels.h"
@@ -30,11 +31,8 @@
 #define MAX_DATASET LEDGER_MAX_NAME		/* bytes in a dataset name */
 #define DEFAULT_HASH_DIM 1024
 #define PROGRESS_EVERY 4096
-#define SHOWN_VALUE 48				/* bytes of a bad value quoted */
 
 enum { FMT_NONE, FMT_CSV, FMT_IDX, FMT_TEXT };
-enum { MISS_ERROR, MISS_ZERO, MISS_DROP };
-enum { HDR_AUTO, HDR_YES, HDR_NO };
 
 enum {
 	OPT_CLASSES = 256, OPT_CLIP_ROWS, OPT_COLUMNS, OPT_DATASET,
@@ -67,15 +65,6 @@ struct out {
 	struct labcol lab;
 	const char *map_label;	/* the label map's file name */
 	int has_y;
-};
-
-/* CSV layout after the header: which fields are features and label. */
-struct csvlay {
-	size_t ncol, d;
-	size_t *feat;
-	long long label;	/* -1: none */
-	char **names;		/* header names, or NULL */
-	uint64_t replaced, dropped;
 };
 
 __attribute__((noreturn)) static void
@@ -144,35 +133,6 @@ usage(int status)
 }
 
 /* ---- small helpers ---- */
-
-static void *
-xgrow(void *p, size_t *cap, size_t need, size_t elem)
-{
-	size_t nc = *cap ? *cap : 16;
-
-	if (need <= *cap)
-		return p;
-	while (nc < need) {
-		if (nc > SIZE_MAX / 4 / elem)
-			cli_die(EX_OSERR, "out of memory");
-		nc *= 2;
-	}
-	p = cli_reallocarray(p, nc, elem);
-	*cap = nc;
-	return p;
-}
-
-/* A value quoted in a message: at most SHOWN_VALUE bytes. */
-static const char *
-shown(const char *s, char *buf, size_t cap)
-{
-	size_t n = strlen(s);
-
-	if (n <= SHOWN_VALUE)
-		return s;
-	snprintf(buf, cap, "%.*s...", SHOWN_VALUE, s);
-	return buf;
-}
 
 /* Add s (len bytes) to t; *added says whether it is new.  @return its
  * index. */
@@ -245,31 +205,6 @@ parse_resize(struct opts *o, const char *arg)
 bad:
 	cli_usage_error("invalid --resize '%s': expected HxW with sides in "
 	    "[1, %d]", arg, MAX_SIDE);
-}
-
-static int
-is_index(const char *s)
-{
-	if (*s == '\0')
-		return 0;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return 0;
-	return 1;
-}
-
-static uint64_t
-index_value(const char *opt, const char *s)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end != '\0' || v >= MAX_FEATURES)
-		cli_usage_error("invalid %s '%s': column index out of range",
-		    opt, s);
-	return v;
 }
 
 /* The dataset name from a path: the base name up to its first dot,
@@ -359,7 +294,7 @@ put_label(struct out *ou, const char *s, size_t len, int32_t v,
     const char *where)
 {
 	struct labcol *l = &ou->lab;
-	char vb[SHOWN_VALUE + 8], *copy, ib[16];
+	char vb[CSVLAY_SHOWN + 8], *copy, ib[16];
 	int rc = s ? labcol_put(l, s, len) : labcol_put_int(l, v);
 
 	if (rc >= 0)
@@ -378,10 +313,10 @@ put_label(struct out *ou, const char *s, size_t len, int32_t v,
 	if (l->map_names != NULL)
 		cli_die(EX_DATAERR, "%s: label '%s' is not in the label map "
 		    "%s (or give --drop-unknown)", where,
-		    shown(copy, vb, sizeof vb), ou->map_label);
+		    csvlay_shown(copy, vb, sizeof vb), ou->map_label);
 	cli_die(EX_DATAERR, "%s: label '%s' is not a class 0 .. %zu "
 	    "(--classes %zu; or give --drop-unknown)", where,
-	    shown(copy, vb, sizeof vb), l->classes - 1, l->classes);
+	    csvlay_shown(copy, vb, sizeof vb), l->classes - 1, l->classes);
 }
 
 /*
@@ -393,7 +328,7 @@ static void
 load_label_map(struct out *ou, struct infile *s)
 {
 	struct labcol *l = &ou->lab;
-	char *line = NULL, vb[SHOWN_VALUE + 8];
+	char *line = NULL, vb[CSVLAY_SHOWN + 8];
 	size_t cap = 0;
 	ssize_t len;
 	uint64_t ln = 0;
@@ -420,7 +355,7 @@ load_label_map(struct out *ou, struct infile *s)
 		if (rc == PV_E_FORMAT)
 			cli_die(EX_DATAERR, "%s:%llu: label '%s' is listed twice",
 			    infile_label(s), (unsigned long long)ln,
-			    shown(line, vb, sizeof vb));
+			    csvlay_shown(line, vb, sizeof vb));
 		if (rc == PV_E_RANGE)
 			cli_die(EX_DATAERR, "%s: more than %zu labels",
 			    infile_label(s), LABEL_MAX_CLASSES);
@@ -538,151 +473,25 @@ set_names_meta(struct ts_meta *m, char **names, const size_t *idx, size_t d)
 
 /* ---- CSV ---- */
 
-/* Name of column i for messages: " ('name')" or "". */
-static const char *
-colname(const struct csvlay *L, size_t i, char *buf, size_t cap)
+/* A column index option value; a bad one is a usage error. */
+static uint64_t
+index_arg(const char *opt, const char *s)
 {
-	char tmp[SHOWN_VALUE + 8];
+	char msg[CSVLAY_MSG];
+	uint64_t v;
 
-	if (L->names == NULL)
-		return "";
-	snprintf(buf, cap, " ('%s')", shown(L->names[i], tmp, sizeof tmp));
-	return buf;
+	if (csvlay_index(opt, s, &v, msg) != 0)
+		cli_usage_error("%s", msg);
+	return v;
 }
 
 static void
-csvlay_free(struct csvlay *L)
+csv_params(const struct opts *o, struct csvlay_params *p)
 {
-	if (L->names)
-		for (size_t i = 0; i < L->ncol; i++)
-			free(L->names[i]);
-	free(L->names);
-	free(L->feat);
-}
-
-/* Resolve a column given by name or index. */
-static size_t
-resolve_col(const struct csvlay *L, const char *opt, const char *s)
-{
-	long long found = -1;
-
-	if (is_index(s)) {
-		uint64_t v = index_value(opt, s);
-		if (v >= L->ncol)
-			cli_usage_error("invalid %s '%s': the input has %zu "
-			    "columns (numbered from 0)", opt, s, L->ncol);
-		return (size_t)v;
-	}
-	if (L->names == NULL)
-		cli_usage_error("invalid %s '%s': column names need a header "
-		    "(--header yes)", opt, s);
-	for (size_t i = 0; i < L->ncol; i++) {
-		if (strcmp(L->names[i], s) != 0)
-			continue;
-		if (found >= 0)
-			cli_usage_error("invalid %s '%s': more than one column "
-			    "has this name", opt, s);
-		found = (long long)i;
-	}
-	if (found < 0)
-		cli_usage_error("invalid %s '%s': no such column", opt, s);
-	return (size_t)found;
-}
-
-/* Does --columns or --label refer to a column by name? */
-static int
-uses_names(const struct opts *o)
-{
-	const char *p;
-
-	if (o->label && !is_index(o->label))
-		return 1;
-	if (o->columns == NULL)
-		return 0;
-	for (p = o->columns; *p; ) {
-		size_t n = strcspn(p, ",");
-		for (size_t i = 0; i < n; i++)
-			if (!(p[i] >= '0' && p[i] <= '9') && p[i] != '-')
-				return 1;
-		p += n + (p[n] == ',');
-	}
-	return 0;
-}
-
-/* Check the syntax of --columns before any input is read. */
-static void
-check_columns(const char *s)
-{
-	const char *p = s;
-
-	if (*s == '\0')
-		cli_usage_error("invalid --columns '': empty list");
-	for (;;) {
-		size_t n = strcspn(p, ",");
-		if (n == 0)
-			cli_usage_error("invalid --columns '%s': empty item", s);
-		p += n;
-		if (*p == '\0')
-			break;
-		p++;
-		if (*p == '\0')
-			cli_usage_error("invalid --columns '%s': empty item", s);
-	}
-}
-
-static void
-layout_columns(struct csvlay *L, const struct opts *o)
-{
-	char *mark = cli_calloc(L->ncol, 1);
-
-	L->d = 0;
-	L->feat = NULL;
-	if (o->columns == NULL) {
-		L->feat = cli_calloc(L->ncol, sizeof *L->feat);
-		for (size_t i = 0; i < L->ncol; i++)
-			if ((long long)i != L->label)
-				L->feat[L->d++] = i;
-		free(mark);
-		return;
-	}
-	size_t cap = 0;
-	char *list = cli_strdup(o->columns), *save = NULL;
-	for (char *it = strtok_r(list, ",", &save); it;
-	    it = strtok_r(NULL, ",", &save)) {
-		uint64_t a, b;
-		char *dash = strchr(it, '-');
-		if (dash && dash != it && dash[1] != '\0') {
-			*dash = '\0';
-			if (is_index(it) && is_index(dash + 1)) {
-				a = index_value("--columns", it);
-				b = index_value("--columns", dash + 1);
-			} else {
-				*dash = '-';
-				a = b = resolve_col(L, "--columns", it);
-			}
-		} else {
-			a = b = resolve_col(L, "--columns", it);
-		}
-		if (b < a || b >= L->ncol)
-			cli_usage_error("invalid --columns '%s': range outside "
-			    "columns 0-%zu", o->columns, L->ncol - 1);
-		for (uint64_t i = a; i <= b; i++) {
-			if ((long long)i == L->label)
-				cli_usage_error("invalid --columns '%s': "
-				    "column %llu is the label", o->columns,
-				    (unsigned long long)i);
-			if (mark[i])
-				cli_usage_error("invalid --columns '%s': "
-				    "column %llu is listed twice", o->columns,
-				    (unsigned long long)i);
-			mark[i] = 1;
-			L->feat = xgrow(L->feat, &cap, L->d + 1,
-			    sizeof *L->feat);
-			L->feat[L->d++] = (size_t)i;
-		}
-	}
-	free(list);
-	free(mark);
+	p->columns = o->columns;
+	p->label = o->label;
+	p->header = o->header;
+	p->missing = o->missing;
 }
 
 /* Read the first record of a CSV input and lay out its columns.
@@ -691,7 +500,9 @@ static int
 csv_setup(struct csvlay *L, const struct opts *o, struct csvin *c,
     struct infile *s, char ***f, size_t *nf)
 {
-	int rc = csvin_next(c, f, nf), hdr;
+	struct csvlay_params p;
+	char msg[CSVLAY_MSG];
+	int rc = csvin_next(c, f, nf), is_data = 0;
 
 	if (rc < 0) {
 		if (infile_error(s))
@@ -701,47 +512,15 @@ csv_setup(struct csvlay *L, const struct opts *o, struct csvin *c,
 	if (rc == 0)
 		cli_die(EX_DATAERR, "%s: empty input: no header or records",
 		    infile_label(s));
-	memset(L, 0, sizeof *L);
-	L->ncol = *nf;
-	L->label = -1;
-	if (o->label && is_index(o->label)) {
-		uint64_t v = index_value("--label", o->label);
-		if (v >= L->ncol)
-			cli_usage_error("invalid --label '%s': the input has "
-			    "%zu columns (numbered from 0)", o->label, L->ncol);
-		L->label = (long long)v;
-	}
-	if (o->header == HDR_AUTO) {
-		/* A first record with a field that is not a number (other
-		 * than the label) is a header; names in options imply one. */
-		hdr = uses_names(o);
-		for (size_t i = 0; i < *nf && !hdr; i++) {
-			double v;
-			const char *p = (*f)[i];
-			while (*p == ' ' || *p == '\t')
-				p++;
-			if ((long long)i != L->label && *p != '\0' &&
-			    csvin_double(p, &v) != 0)
-				hdr = 1;
-		}
-	} else {
-		hdr = o->header == HDR_YES;
-	}
-	if (hdr) {
-		L->names = cli_calloc(L->ncol, sizeof *L->names);
-		for (size_t i = 0; i < L->ncol; i++)
-			L->names[i] = cli_strdup((*f)[i]);
-	}
-	if (o->label && !is_index(o->label))
-		L->label = (long long)resolve_col(L, "--label", o->label);
-	layout_columns(L, o);
-	if (L->d == 0)
-		cli_usage_error("no feature columns (the input has %zu "
-		    "columns)", L->ncol);
-	if (L->d > MAX_FEATURES)
-		cli_die(EX_DATAERR, "%s: %zu columns exceed the limit of %llu",
-		    infile_label(s), L->d, (unsigned long long)MAX_FEATURES);
-	return !hdr;
+	csv_params(o, &p);
+	rc = csvlay_setup(L, &p, *f, *nf, &is_data, msg);
+	if (rc == PV_E_OPTION)
+		cli_usage_error("%s", msg);
+	if (rc == PV_E_LIMIT)
+		cli_die(EX_DATAERR, "%s: %s", infile_label(s), msg);
+	if (rc != 0)
+		cli_die(EX_OSERR, "out of memory");
+	return is_data;
 }
 
 /* Parse one record into row.  @return 0, or 1 when --missing drop-row
@@ -750,51 +529,15 @@ static int
 csv_parse_row(struct csvlay *L, const struct opts *o, const char *label,
     uint64_t line, char **f, size_t nf, double *row)
 {
-	char nb[SHOWN_VALUE + 16], vb[SHOWN_VALUE + 8];
-	uint64_t replaced = 0;
+	struct csvlay_params p;
+	char msg[CSVLAY_MSG];
+	int rc;
 
-	if (nf != L->ncol)
-		cli_die(EX_DATAERR, "%s:%llu: %zu fields, expected %zu", label,
-		    (unsigned long long)line, nf, L->ncol);
-	if (L->label >= 0 && f[L->label][0] == '\0') {
-		if (o->missing == MISS_DROP) {
-			L->dropped++;
-			return 1;
-		}
-		cli_die(EX_DATAERR, "%s:%llu: column %lld%s: missing label",
-		    label, (unsigned long long)line, L->label,
-		    colname(L, (size_t)L->label, nb, sizeof nb));
-	}
-	for (size_t j = 0; j < L->d; j++) {
-		size_t i = L->feat[j];
-		const char *why;
-		double v;
-
-		if (csvin_double(f[i], &v) == 0 && isfinite(v)) {
-			row[j] = v;
-			continue;
-		}
-		if (o->missing == MISS_DROP) {
-			L->dropped++;
-			return 1;
-		}
-		if (o->missing == MISS_ZERO) {
-			row[j] = 0;
-			replaced++;
-			continue;
-		}
-		if (f[i][strspn(f[i], " \t")] == '\0')
-			cli_die(EX_DATAERR, "%s:%llu: column %zu%s: missing "
-			    "value", label, (unsigned long long)line, i,
-			    colname(L, i, nb, sizeof nb));
-		why = csvin_double(f[i], &v) == 0 ? "is not finite" :
-		    "is not a number";
-		cli_die(EX_DATAERR, "%s:%llu: column %zu%s: '%s' %s", label,
-		    (unsigned long long)line, i, colname(L, i, nb, sizeof nb),
-		    shown(f[i], vb, sizeof vb), why);
-	}
-	L->replaced += replaced;
-	return 0;
+	csv_params(o, &p);
+	if ((rc = csvlay_parse_row(L, &p, f, nf, row, msg)) < 0)
+		cli_die(EX_DATAERR, "%s:%llu: %s", label,
+		    (unsigned long long)line, msg);
+	return rc;
 }
 
 static void
@@ -1027,7 +770,7 @@ load_vocab(struct strtab *v, struct infile *s)
 	int added;
 
 	while ((len = getline(&line, &cap, infile_fp(s))) >= 0) {
-		char vb[SHOWN_VALUE + 8];
+		char vb[CSVLAY_SHOWN + 8];
 		ln++;
 		while (len > 0 && (line[len - 1] == '\n' ||
 		    line[len - 1] == '\r'))
@@ -1036,12 +779,12 @@ load_vocab(struct strtab *v, struct infile *s)
 		    !text_vocab_entry_ok(line))
 			cli_die(EX_DATAERR, "%s:%llu: '%s' is not a token of "
 			    "[a-z0-9'] or two joined by a space", infile_label(s),
-			    (unsigned long long)ln, shown(line, vb, sizeof vb));
+			    (unsigned long long)ln, csvlay_shown(line, vb, sizeof vb));
 		xstrtab_add(v, line, (size_t)len, &added);
 		if (!added)
 			cli_die(EX_DATAERR, "%s:%llu: '%s' is listed twice",
 			    infile_label(s), (unsigned long long)ln,
-			    shown(line, vb, sizeof vb));
+			    csvlay_shown(line, vb, sizeof vb));
 		if (v->n > MAX_FEATURES)
 			cli_die(EX_DATAERR, "%s: more than %llu entries",
 			    infile_label(s), (unsigned long long)MAX_FEATURES);
@@ -1067,7 +810,7 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 	size_t d;
 
 	if (o->label)
-		lfield = index_value("--label", o->label);
+		lfield = index_arg("--label", o->label);
 	if (vsrc) {
 		load_vocab(&vocab, vsrc);
 		d = vocab.n;
@@ -1126,7 +869,7 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 			if (e == NULL)
 				e = line + len;
 			if (e == p) {
-				if (o->missing == MISS_DROP)
+				if (o->missing == CSVLAY_MISS_DROP)
 					continue;
 				cli_die(EX_DATAERR, "%s:%llu: field %llu: "
 				    "missing label", infile_label(in),
@@ -1208,7 +951,7 @@ main(int argc, char **argv)
 	struct infile *in, *side = NULL, *lmap = NULL, *inputs[3];
 	struct ts_meta sm = { 0 };
 	const char *path, *bad;
-	char name[MAX_DATASET + 1], err[256];
+	char name[MAX_DATASET + 1], err[256], msg[CSVLAY_MSG];
 	FILE *ofp;
 	int ch, rc, ninputs = 1;
 
@@ -1242,7 +985,8 @@ main(int argc, char **argv)
 			o.clip_arg = optarg;
 			break;
 		case OPT_COLUMNS:
-			check_columns(optarg);
+			if (csvlay_check_columns(optarg, msg) != 0)
+				cli_usage_error("%s", msg);
 			o.columns = optarg;
 			break;
 		case OPT_DATASET:
@@ -1338,7 +1082,7 @@ main(int argc, char **argv)
 		    "--labels FILE)");
 	if (o.format == FMT_CSV && !o.label && !o.no_label)
 		cli_usage_error("csv input needs --label COLUMN or --no-label");
-	if (o.format == FMT_TEXT && o.label && !is_index(o.label))
+	if (o.format == FMT_TEXT && o.label && !csvlay_is_index(o.label))
 		cli_usage_error("invalid --label '%s': text input takes the "
 		    "index of a tab-separated field", o.label);
 	if (o.hash_set && o.vocab)
