@@ -16,7 +16,9 @@
 #include "npy.h"
 #include "split.h"
 #include "tensor.h"
+#include "tstats.h"
 #include "tstream.h"
+#include "tsvalue.h"
 
 #define MAX_PARTS 1000000
 #define MAX_LISTED 20			/* tensor names listed in a message */
@@ -273,38 +275,9 @@ one_operand(int argc, const char *cmd)
 static void
 print_value(FILE *fp, int dtype, const unsigned char *p)
 {
-	float f;
-	double d;
-	int32_t i32;
-	int64_t i64;
+	char buf[TS_VALUE_TEXT];
 
-	switch (dtype) {
-	case TS_F32:
-		memcpy(&f, p, sizeof f);
-		if (isnan(f))
-			fputs("nan", fp);	/* not "-nan": no payloads */
-		else
-			fprintf(fp, "%.9g", (double)f);
-		break;
-	case TS_F64:
-		memcpy(&d, p, sizeof d);
-		if (isnan(d))
-			fputs("nan", fp);
-		else
-			fprintf(fp, "%.17g", d);
-		break;
-	case TS_I32:
-		memcpy(&i32, p, sizeof i32);
-		fprintf(fp, "%ld", (long)i32);
-		break;
-	case TS_I64:
-		memcpy(&i64, p, sizeof i64);
-		fprintf(fp, "%lld", (long long)i64);
-		break;
-	default:
-		fprintf(fp, "%u", (unsigned)*p);
-		break;
-	}
+	fputs(ts_value_format(buf, sizeof buf, dtype, p), fp);
 }
 
 /* ---- verify ---- */
@@ -346,121 +319,13 @@ cmd_verify(struct opts *o, int argc, char **argv)
 
 /* ---- info ---- */
 
-struct stats {
-	uint64_t count, nans;
-	double min, max, sum, comp;
-	int64_t imin, imax;
-	int nonfinite;
-};
-
-static void
-stats_add(struct stats *s, double x)
-{
-	double t;
-
-	if (isnan(x)) {
-		s->nans++;
-		return;
-	}
-	if (s->count == 0 || x < s->min)
-		s->min = x;
-	if (s->count == 0 || x > s->max)
-		s->max = x;
-	s->count++;
-	if (!isfinite(x) || s->nonfinite) {
-		s->nonfinite = 1;
-		s->sum += x;
-		return;
-	}
-	/* Neumaier's compensated summation keeps the mean of long
-	 * streams accurate. */
-	t = s->sum + x;
-	if (fabs(s->sum) >= fabs(x))
-		s->comp += (s->sum - t) + x;
-	else
-		s->comp += (x - t) + s->sum;
-	s->sum = t;
-}
-
-static void
-stats_addi(struct stats *s, int64_t v)
-{
-	if (s->count == 0 || v < s->imin)
-		s->imin = v;
-	if (s->count == 0 || v > s->imax)
-		s->imax = v;
-	stats_add(s, (double)v);
-}
-
-static void
-stats_update(struct stats *s, int dtype, const unsigned char *p, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++) {
-		float f;
-		double d;
-		int32_t i32;
-		int64_t i64;
-
-		switch (dtype) {
-		case TS_F32:
-			memcpy(&f, p + 4 * i, 4);
-			stats_add(s, (double)f);
-			break;
-		case TS_F64:
-			memcpy(&d, p + 8 * i, 8);
-			stats_add(s, d);
-			break;
-		case TS_I32:
-			memcpy(&i32, p + 4 * i, 4);
-			stats_addi(s, i32);
-			break;
-		case TS_I64:
-			memcpy(&i64, p + 8 * i, 8);
-			stats_addi(s, i64);
-			break;
-		default:
-			stats_addi(s, p[i]);
-			break;
-		}
-	}
-}
-
-static int
-is_int_dtype(int dtype)
-{
-	return dtype == TS_I32 || dtype == TS_I64 || dtype == TS_U8;
-}
-
-static double
-stats_mean(const struct stats *s)
-{
-	if (s->nonfinite)
-		return s->sum / (double)s->count;
-	return (s->sum + s->comp) / (double)s->count;
-}
-
-/* Format a statistic: integers exactly, f32 with 9 and others with 17
- * significant digits. */
-static void
-fmt_num(char *buf, size_t len, int dtype, double v, int64_t iv, int exact_int)
-{
-	if (isnan(v) && !(exact_int && is_int_dtype(dtype)))
-		snprintf(buf, len, "nan");
-	else if (exact_int && is_int_dtype(dtype))
-		snprintf(buf, len, "%lld", (long long)iv);
-	else if (dtype == TS_F32 && exact_int)
-		snprintf(buf, len, "%.9g", v);
-	else
-		snprintf(buf, len, "%.17g", v);
-}
-
 struct tinfo {
 	char name[TS_MAX_NAME + 1];
 	int dtype, ndim, streamed;
 	uint64_t dims[TS_MAX_NDIM];
 	uint64_t bytes;
 	struct ts_meta meta;
-	struct stats st;
+	struct ts_stats st;
 };
 
 struct finfo {
@@ -502,7 +367,7 @@ read_info(struct finfo *fi, FILE *fp, const char *label, int want_stats,
 			uint64_t per = rb / ts_dtype_size(ti->dtype);
 			while (!done) {
 				n = cli_fill_rows(r, b->p, rb, cap, &done);
-				stats_update(&ti->st, ti->dtype, b->p, n * per);
+				ts_stats_update(&ti->st, ti->dtype, b->p, n * per);
 				rows += n;
 			}
 		} else {
@@ -744,7 +609,7 @@ info_text(FILE *fp, const struct finfo *fi, int want_stats)
 	}
 	for (size_t i = 0; i < fi->nt; i++) {
 		const struct tinfo *ti = &fi->t[i];
-		const struct stats *s = &ti->st;
+		const struct ts_stats *s = &ti->st;
 		char *row[9] = { (char *)ti->name,
 		    (char *)ts_dtype_name(ti->dtype), shape, bytes,
 		    ti->streamed ? "streamed" : "declared", mn, mx, mean, nans };
@@ -753,10 +618,12 @@ info_text(FILE *fp, const struct finfo *fi, int want_stats)
 		snprintf(bytes, sizeof bytes, "%llu",
 		    (unsigned long long)ti->bytes);
 		if (s->count > 0) {
-			fmt_num(mn, sizeof mn, ti->dtype, s->min, s->imin, 1);
-			fmt_num(mx, sizeof mx, ti->dtype, s->max, s->imax, 1);
-			fmt_num(mean, sizeof mean, ti->dtype, stats_mean(s), 0,
-			    0);
+			ts_stat_format(mn, sizeof mn, ti->dtype, s->min,
+			    s->imin, 1);
+			ts_stat_format(mx, sizeof mx, ti->dtype, s->max,
+			    s->imax, 1);
+			ts_stat_format(mean, sizeof mean, ti->dtype,
+			    ts_stats_mean(s), 0, 0);
 		} else {
 			strcpy(mn, "-");
 			strcpy(mx, "-");
@@ -839,12 +706,12 @@ json_num(FILE *fp, int dtype, double v, int64_t iv, int exact_int)
 {
 	char buf[32];
 
-	if (isnan(v) && !(exact_int && is_int_dtype(dtype)))
+	if (isnan(v) && !(exact_int && ts_dtype_is_int(dtype)))
 		fputs("\"nan\"", fp);
-	else if (isinf(v) && !(exact_int && is_int_dtype(dtype)))
+	else if (isinf(v) && !(exact_int && ts_dtype_is_int(dtype)))
 		fputs(v > 0 ? "\"inf\"" : "\"-inf\"", fp);
 	else {
-		fmt_num(buf, sizeof buf, dtype, v, iv, exact_int);
+		ts_stat_format(buf, sizeof buf, dtype, v, iv, exact_int);
 		fputs(buf, fp);
 	}
 }
@@ -875,7 +742,7 @@ info_json(FILE *fp, const struct finfo *fi, int want_stats)
 	    fi->version, (unsigned long long)fi->digest);
 	for (size_t i = 0; i < fi->nt; i++) {
 		const struct tinfo *ti = &fi->t[i];
-		const struct stats *s = &ti->st;
+		const struct ts_stats *s = &ti->st;
 
 		fprintf(fp, "%s{\"name\":", i ? "," : "");
 		json_str(fp, ti->name);
@@ -898,7 +765,7 @@ info_json(FILE *fp, const struct finfo *fi, int want_stats)
 				fputs(",\"max\":", fp);
 				json_num(fp, ti->dtype, s->max, s->imax, 1);
 				fputs(",\"mean\":", fp);
-				json_num(fp, ti->dtype, stats_mean(s), 0, 0);
+				json_num(fp, ti->dtype, ts_stats_mean(s), 0, 0);
 			} else {
 				fputs(",\"min\":null,\"max\":null,\"mean\":null",
 				    fp);
@@ -1484,76 +1351,6 @@ cmd_to_csv(struct opts *o, int argc, char **argv)
 /* ---- from-csv ---- */
 
 static int
-parse_int(const char *s, long long lo, long long hi, long long *out)
-{
-	char *end;
-	long long v;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (end == s)
-		return -1;
-	while (*end == ' ' || *end == '\t')
-		end++;
-	if (*end != '\0')
-		return -1;
-	if (errno == ERANGE || v < lo || v > hi)
-		return -2;
-	*out = v;
-	return 0;
-}
-
-/* Convert one CSV field to dtype at p.  @return NULL or a message. */
-static const char *
-csv_value(const char *s, int dtype, unsigned char *p)
-{
-	double d;
-	float f;
-	long long v;
-	int32_t i32;
-	int64_t i64;
-	int rc;
-
-	switch (dtype) {
-	case TS_F64:
-		if (csvin_double(s, &d) != 0)
-			return "is not a number";
-		memcpy(p, &d, 8);
-		return NULL;
-	case TS_F32:
-		if (csvin_double(s, &d) != 0)
-			return "is not a number";
-		if (isfinite(d) && fabs(d) > 3.4028234663852886e38)
-			return "is out of range for f32";
-		f = (float)d;
-		memcpy(p, &f, 4);
-		return NULL;
-	case TS_I32:
-		if ((rc = parse_int(s, INT32_MIN, INT32_MAX, &v)) != 0)
-			return rc == -1 ? "is not an integer" :
-			    "is out of range for i32";
-		i32 = (int32_t)v;
-		memcpy(p, &i32, 4);
-		return NULL;
-	case TS_I64:
-		if ((rc = parse_int(s, INT64_MIN, INT64_MAX, &v)) != 0)
-			return rc == -1 ? "is not an integer" :
-			    "is out of range for i64";
-		i64 = (int64_t)v;
-		memcpy(p, &i64, 8);
-		return NULL;
-	default:
-		if ((rc = parse_int(s, 0, 255, &v)) != 0)
-			return rc == -1 ? "is not an integer" :
-			    "is out of range for u8";
-		*p = (unsigned char)v;
-		return NULL;
-	}
-}
-
-static int
 cmd_from_csv(struct opts *o, int argc, char **argv)
 {
 	const char *label, *name = o->name ? o->name : "x", *bad;
@@ -1590,7 +1387,7 @@ cmd_from_csv(struct opts *o, int argc, char **argv)
 			    (unsigned long long)csvin_line(c), nf, ncols);
 		}
 		for (size_t j = 0; j < nf; j++) {
-			if ((bad = csv_value(f[j], o->dtype, row + j * esz))
+			if ((bad = ts_value_parse(f[j], o->dtype, row + j * esz))
 			    == NULL)
 				continue;
 			free(row);
