@@ -853,21 +853,12 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 		if (o->label) {
 			/* Cut field lfield out of the line: it is the label,
 			 * the rest is the document. */
-			char *p = line, *e;
-			uint64_t k = 0;
-			while (k < lfield && (p = memchr(p, '\t', (size_t)(line +
-			    len - p))) != NULL) {
-				p++;
-				k++;
-			}
-			if (p == NULL)
+			char *p, *e;
+			if (text_field(line, (size_t)len, lfield, &p, &e) != 0)
 				cli_die(EX_DATAERR, "%s:%llu: no label: fewer "
 				    "than %llu tab-separated fields", infile_label(in),
 				    (unsigned long long)ln,
 				    (unsigned long long)lfield + 1);
-			e = memchr(p, '\t', (size_t)(line + len - p));
-			if (e == NULL)
-				e = line + len;
 			if (e == p) {
 				if (o->missing == CSVLAY_MISS_DROP)
 					continue;

@@ -169,9 +169,11 @@ layout_items(struct csvlay *L, const struct csvlay_params *p, char *list,
 		if (dash && dash != it && dash[1] != '\0') {
 			*dash = '\0';
 			if (csvlay_is_index(it) && csvlay_is_index(dash + 1)) {
-				if ((rc = csvlay_index("--columns", it, &a,
-				    msg)) != 0 || (rc = csvlay_index("--columns",
-				    dash + 1, &b, msg)) != 0)
+				rc = csvlay_index("--columns", it, &a, msg);
+				if (rc == 0)
+					rc = csvlay_index("--columns", dash + 1,
+					    &b, msg);
+				if (rc != 0)
 					return rc;
 			} else {
 				*dash = '-';

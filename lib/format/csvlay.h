@@ -28,7 +28,7 @@ enum { CSVLAY_HDR_AUTO, CSVLAY_HDR_YES, CSVLAY_HDR_NO };
 enum { CSVLAY_MISS_ERROR, CSVLAY_MISS_ZERO, CSVLAY_MISS_DROP };
 
 struct csvlay_params {
-	const char *columns;	/* --columns LIST, or NULL: all but the label */
+	const char *columns;	/* --columns, or NULL: all but the label */
 	const char *label;	/* --label COLUMN, or NULL */
 	int header;		/* CSVLAY_HDR_* */
 	int missing;		/* CSVLAY_MISS_* */

@@ -55,8 +55,8 @@ idx_read_header(FILE *fp, struct idx_header *x, char msg[IDX_MSG])
 		if ((rc = read_exact(fp, d, 4, "IDX dimensions", msg)) != 0)
 			return rc;
 		x->dims[i] = be32(d);
-		if (i > 0 && (ck_mul_u64(x->elems, x->dims[i], &x->elems) != 0 ||
-		    x->elems > IDX_MAX_ELEMS)) {
+		if (i > 0 && (ck_mul_u64(x->elems, x->dims[i],
+		    &x->elems) != 0 || x->elems > IDX_MAX_ELEMS)) {
 			snprintf(msg, IDX_MSG, "offset %d: images of more than "
 			    "%llu bytes", 4 + 4 * i,
 			    (unsigned long long)IDX_MAX_ELEMS);
@@ -73,7 +73,7 @@ idx_read_header(FILE *fp, struct idx_header *x, char msg[IDX_MSG])
  * rounding. */
 struct wts {
 	size_t *first, *count;	/* per target: first source cell, count */
-	double *w;		/* count[i] weights per target, back to back */
+	double *w;		/* count[i] weights per target, in a row */
 	size_t *off;
 };
 

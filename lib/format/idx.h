@@ -26,7 +26,7 @@
 
 struct idx_header {
 	uint64_t n;			/* dims[0]: images (or labels) */
-	uint64_t elems;			/* bytes per item: dims[1] * ... */
+	uint64_t elems;			/* bytes per item: dims[1..] */
 	uint64_t dims[IDX_MAX_NDIM];
 	int ndim;			/* 1 .. IDX_MAX_NDIM */
 };

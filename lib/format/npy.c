@@ -139,7 +139,8 @@ npy_parse_dict(const char *h, size_t n, int *dtype, int *ndim, uint64_t *dims)
 		if (strcmp(key, "descr") == 0 && !(seen & 1)) {
 			size_t i;
 			if (npy_string(&c, descr, sizeof descr) != 0)
-				return "header 'descr': expected a dtype string";
+				return "header 'descr': expected a dtype "
+				    "string";
 			for (i = 0; i < NTYPES; i++)
 				if (strcmp(descr, npy_types[i].descr) == 0)
 					break;

@@ -77,6 +77,22 @@ text_vocab_entry_ok(const char *s)
 	return toks >= 1;
 }
 
+int
+text_field(char *line, size_t len, uint64_t k, char **start, char **end)
+{
+	char *p = line, *e;
+
+	for (uint64_t i = 0; i < k; i++) {
+		if ((p = memchr(p, '\t', (size_t)(line + len - p))) == NULL)
+			return -1;
+		p++;
+	}
+	e = memchr(p, '\t', (size_t)(line + len - p));
+	*start = p;
+	*end = e ? e : line + len;
+	return 0;
+}
+
 /* Count a unigram or bigram key: a vocabulary column, or a bucket. */
 static int
 count_key(struct text_counter *c, const char *k, size_t n, double *row)

@@ -15,6 +15,7 @@
 #include "pverr.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "strtab.h"
 
@@ -32,6 +33,14 @@ int text_tokenize(char *s, size_t n, size_t **tok, size_t *cap, size_t *nt);
 
 /* Whether s is a vocabulary entry: one token, or two joined by a space. */
 int text_vocab_entry_ok(const char *s);
+
+/*
+ * Field k (from 0) of the tab-separated line[0..len): *start and *end
+ * bound it (excluded tab).  @return 0, or -1 when the line has fewer than
+ * k + 1 fields.
+ */
+int text_field(char *line, size_t len, uint64_t k, char **start,
+    char **end);
 
 struct text_counter {
 	const struct strtab *vocab;	/* columns, or NULL: hashed */

@@ -4,7 +4,7 @@
  * tokenizer and the vocabulary check on hand-made cases; unigram and
  * bigram counts of a small document against counts written out by hand,
  * in a vocabulary and in hashed buckets (the buckets of the hand-listed
- * keys), and text_clear leaving a zero row.
+ * keys), text_clear leaving a zero row, and tab-separated fields.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -125,6 +125,23 @@ main(void)
 			ok(tot == 5, "3 tokens and 2 bigrams: 5 counts in all");
 		}
 		text_counter_free(&c);
+	}
+	/* Tab-separated fields. */
+	{
+		char line[] = "pos\tgood film\t\tend";
+		size_t n = strlen(line);
+		char *p, *e;
+		ok(text_field(line, n, 0, &p, &e) == 0 && p == line &&
+		    e == line + 3, "field 0: 'pos'");
+		ok(text_field(line, n, 1, &p, &e) == 0 && p == line + 4 &&
+		    e == line + 13, "field 1: 'good film'");
+		ok(text_field(line, n, 2, &p, &e) == 0 && p == e &&
+		    p == line + 14, "field 2: empty");
+		ok(text_field(line, n, 3, &p, &e) == 0 && p == line + 15 &&
+		    e == line + n, "field 3: 'end', to the end of the line");
+		ok(text_field(line, n, 4, &p, &e) == -1, "no field 4");
+		ok(text_field(line, 4, 1, &p, &e) == 0 && p == e &&
+		    p == line + 4, "a trailing tab leaves an empty last field");
 	}
 	free(tok);
 	return tap_done();
