@@ -7,6 +7,7 @@
 
 #include "csvin.h"
 #include "csvlay.h"
+#include "strtab.h"
 
 #define OPTERR(...) (snprintf(msg, CSVLAY_MSG, __VA_ARGS__), PV_E_OPTION)
 #define BADROW(...) (snprintf(msg, CSVLAY_MSG, __VA_ARGS__), PV_E_FORMAT)
@@ -139,21 +140,6 @@ uses_names(const struct csvlay_params *p)
 }
 
 static int
-add_feat(struct csvlay *L, size_t *cap, size_t i)
-{
-	if (L->d == *cap) {
-		size_t nc = *cap ? *cap * 2 : 16;
-		size_t *f = realloc(L->feat, nc * sizeof *f);
-		if (f == NULL)
-			return PV_E_NOMEM;
-		L->feat = f;
-		*cap = nc;
-	}
-	L->feat[L->d++] = i;
-	return 0;
-}
-
-static int
 layout_items(struct csvlay *L, const struct csvlay_params *p, char *list,
     char *mark, char *msg)
 {
@@ -201,8 +187,10 @@ layout_items(struct csvlay *L, const struct csvlay_params *p, char *list,
 				    "%llu is listed twice", p->columns,
 				    (unsigned long long)i);
 			mark[i] = 1;
-			if (add_feat(L, &cap, (size_t)i) != 0)
+			if (strtab_grow((void **)&L->feat, &cap, L->d + 1,
+			    sizeof *L->feat) != 0)
 				return PV_E_NOMEM;
+			L->feat[L->d++] = (size_t)i;
 		}
 	}
 	return 0;

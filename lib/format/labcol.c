@@ -7,27 +7,6 @@
 #include "labcol.h"
 #include "labels.h"
 
-/* Grow *p (capacity *cap elements of size elem) to hold need. */
-static int
-grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t nc = *cap ? *cap : 16;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (nc < need) {
-		if (nc > SIZE_MAX / 4 / elem)
-			return PV_E_NOMEM;
-		nc *= 2;
-	}
-	if ((q = realloc(*p, nc * elem)) == NULL)
-		return PV_E_NOMEM;
-	*p = q;
-	*cap = nc;
-	return 0;
-}
-
 /* A growable string. */
 struct sbuf {
 	char *p;
@@ -38,7 +17,8 @@ struct sbuf {
 static void
 sb_add(struct sbuf *b, const char *s, size_t n)
 {
-	if (b->err || grow((void **)&b->p, &b->cap, b->len + n + 1, 1) != 0) {
+	if (b->err || strtab_grow((void **)&b->p, &b->cap, b->len + n + 1,
+	    1) != 0) {
 		b->err = 1;
 		return;
 	}
@@ -152,7 +132,8 @@ labcol_map_end(struct labcol *l)
 static int
 push(struct labcol *l, int32_t v)
 {
-	if (grow((void **)&l->y, &l->cap, l->n + 1, sizeof *l->y) != 0)
+	if (strtab_grow((void **)&l->y, &l->cap, l->n + 1,
+	    sizeof *l->y) != 0)
 		return PV_E_NOMEM;
 	l->y[l->n++] = v;
 	return 1;
@@ -202,7 +183,7 @@ labcol_put(struct labcol *l, const char *s, size_t len)
 	if (added) {
 		char *end;
 		long long v;
-		if (grow((void **)&l->ival, &l->icap, l->tab.n,
+		if (strtab_grow((void **)&l->ival, &l->icap, l->tab.n,
 		    sizeof *l->ival) != 0)
 			return PV_E_NOMEM;
 		errno = 0;

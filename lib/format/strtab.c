@@ -6,6 +6,26 @@
 #include "strtab.h"
 #include "xxh64.h"
 
+int
+strtab_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t nc = *cap ? *cap : 16;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (nc < need) {
+		if (nc > SIZE_MAX / 4 / elem)
+			return PV_E_NOMEM;
+		nc *= 2;
+	}
+	if ((q = realloc(*p, nc * elem)) == NULL)
+		return PV_E_NOMEM;
+	*p = q;
+	*cap = nc;
+	return 0;
+}
+
 static long long
 find(const struct strtab *t, const char *s, size_t len, uint64_t hv)
 {
@@ -61,15 +81,9 @@ strtab_add(struct strtab *t, const char *s, size_t len, size_t *idx,
 		*idx = (size_t)k;
 		return 0;
 	}
-	if (t->n == t->kcap) {
-		size_t nc = t->kcap ? t->kcap * 2 : 16;
-		char **keys;
-		if (nc > SIZE_MAX / 4 / sizeof *keys ||
-		    (keys = realloc(t->keys, nc * sizeof *keys)) == NULL)
-			return PV_E_NOMEM;
-		t->keys = keys;
-		t->kcap = nc;
-	}
+	if (strtab_grow((void **)&t->keys, &t->kcap, t->n + 1,
+	    sizeof *t->keys) != 0)
+		return PV_E_NOMEM;
 	/* Keep the load below one half so probes stay short. */
 	if ((t->n + 1) * 2 > t->nslots &&
 	    rehash(t, t->nslots ? t->nslots * 2 : 64) != 0)

@@ -32,4 +32,12 @@ int strtab_add(struct strtab *t, const char *s, size_t len, size_t *idx,
 /* Free the keys and the index; t becomes empty. */
 void strtab_free(struct strtab *t);
 
+/*
+ * Grow the array *p (capacity *cap elements of elem bytes; 0 with *p
+ * NULL to start) to hold need elements, doubling from 16: the growth of
+ * the tables here and of their users (text, labcol).  On failure *p and
+ * *cap are unchanged.  @return 0 or PV_E_NOMEM.
+ */
+int strtab_grow(void **p, size_t *cap, size_t need, size_t elem);
+
 #endif

@@ -6,27 +6,6 @@
 #include "text.h"
 #include "xxh64.h"
 
-/* Grow *p (capacity *cap elements of size elem) to hold need. */
-static int
-grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t nc = *cap ? *cap : 16;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (nc < need) {
-		if (nc > SIZE_MAX / 4 / elem)
-			return PV_E_NOMEM;
-		nc *= 2;
-	}
-	if ((q = realloc(*p, nc * elem)) == NULL)
-		return PV_E_NOMEM;
-	*p = q;
-	*cap = nc;
-	return 0;
-}
-
 int
 text_tok_char(int ch)
 {
@@ -49,7 +28,8 @@ text_tokenize(char *s, size_t n, size_t **tok, size_t *cap, size_t *nt)
 		size_t st = i;
 		while (i < n && text_tok_char((unsigned char)s[i]))
 			i++;
-		if (grow((void **)tok, cap, 2 * *nt + 2, sizeof **tok) != 0)
+		if (strtab_grow((void **)tok, cap, 2 * *nt + 2,
+		    sizeof **tok) != 0)
 			return PV_E_NOMEM;
 		(*tok)[2 * *nt] = st;
 		(*tok)[2 * *nt + 1] = i - st;
@@ -108,7 +88,8 @@ count_key(struct text_counter *c, const char *k, size_t n, double *row)
 		col = (size_t)(ts_xxh64(k, n, TEXT_HASH_SEED) % c->d);
 	}
 	if (row[col] == 0) {
-		if (grow((void **)&c->touched, &c->ttcap, c->ntouch + 1,
+		if (strtab_grow((void **)&c->touched, &c->ttcap,
+		    c->ntouch + 1,
 		    sizeof *c->touched) != 0)
 			return PV_E_NOMEM;
 		c->touched[c->ntouch++] = col;
@@ -133,7 +114,8 @@ text_count(struct text_counter *c, char *doc, size_t n, double *row)
 			break;
 		b = c->tok[2 * t + 2];
 		bl = c->tok[2 * t + 3];
-		if (grow((void **)&c->bg, &c->bgcap, al + bl + 2, 1) != 0)
+		if (strtab_grow((void **)&c->bg, &c->bgcap, al + bl + 2,
+		    1) != 0)
 			return PV_E_NOMEM;
 		memcpy(c->bg, doc + a, al);
 		c->bg[al] = ' ';

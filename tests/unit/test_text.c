@@ -46,6 +46,19 @@ main(void)
 	strtab_free(&t);
 	ok(t.n == 0 && strtab_find(&t, "k0", 2) == -1, "freed: empty");
 
+	{
+		int *a = NULL;
+		size_t c = 0;
+		ok(strtab_grow((void **)&a, &c, 1, sizeof *a) == 0 && c == 16 &&
+		    strtab_grow((void **)&a, &c, 17, sizeof *a) == 0 && c == 32 &&
+		    strtab_grow((void **)&a, &c, 5, sizeof *a) == 0 && c == 32,
+		    "grow: 16, doubling, never shrinking");
+		ok(strtab_grow((void **)&a, &c, SIZE_MAX / 2, sizeof *a) ==
+		    PV_E_NOMEM && c == 32, "grow: an impossible size fails, "
+		    "the array unchanged");
+		free(a);
+	}
+
 	/* Tokens: runs of [a-z0-9'] after lowercasing. */
 	{
 		char s[] = "Don't STOP--me now,42times";
