@@ -15,23 +15,24 @@
 #include "ck.h"
 #include "cli.h"
 #include "csvin.h"
+#include "csvlay.h"
+#include "idx.h"
+#include "labcol.h"
 #include "labels.h"
+#include "scale.h"
+#include "strtab.h"
 #include "ledger.h"
 #include "tensor.h"
+#include "text.h"
 #include "tstream.h"
 
 #define MAX_FEATURES (UINT64_C(1) << 24)	/* columns of X */
 #define MAX_SIDE 4096				/* --resize height and width */
 #define MAX_DATASET LEDGER_MAX_NAME		/* bytes in a dataset name */
 #define DEFAULT_HASH_DIM 1024
-#define HASH_SEED 0				/* XXH64 seed of --hash-dim */
 #define PROGRESS_EVERY 4096
-#define SHOWN_VALUE 48				/* bytes of a bad value quoted */
 
 enum { FMT_NONE, FMT_CSV, FMT_IDX, FMT_TEXT };
-enum { MISS_ERROR, MISS_ZERO, MISS_DROP };
-enum { NORM_NONE, NORM_L1, NORM_L2 };
-enum { HDR_AUTO, HDR_YES, HDR_NO };
 
 enum {
 	OPT_CLASSES = 256, OPT_CLIP_ROWS, OPT_COLUMNS, OPT_DATASET,
@@ -52,45 +53,6 @@ struct opts {
 	int hash_set, resize;
 };
 
-/* A growable string. */
-struct sbuf {
-	char *p;
-	size_t len, cap;
-};
-
-/* Distinct strings in insertion order, with an open-addressing index. */
-struct strtab {
-	char **keys;
-	size_t n, kcap;
-	size_t *slots;		/* key index + 1; 0 is empty */
-	size_t nslots;		/* a power of two */
-};
-
-/*
- * Labels: y as indices into the table of distinct label strings, or, when
- * the label set is declared public (--label-map, --classes), as its
- * classes.
- */
-struct labels {
-	struct strtab tab;
-	int32_t *ival;		/* integer value of each distinct label */
-	size_t icap;
-	int all_int;
-	int32_t *y;
-	size_t n, cap;
-	struct strtab map;	/* --label-map: line i is class i */
-	char *map_names;	/* the map as a JSON array (label.names) */
-	const char *map_label;	/* the map's file name, for messages */
-	uint64_t unknown;	/* rows dropped by --drop-unknown */
-};
-
-/* Per-feature bounds of --scale or --scale-from. */
-struct scaler {
-	int on;
-	double lo, hi;		/* the same bounds for every feature */
-	double *flo, *fhi;	/* per feature (--scale-from), or NULL */
-};
-
 /* Everything about the output. */
 struct out {
 	const struct opts *o;
@@ -98,19 +60,11 @@ struct out {
 	size_t d;
 	double *row;
 	float *frow;
-	struct scaler sc;
+	struct scale sc;	/* --scale, --normalize, --clip-rows, --dtype */
 	uint64_t rows, total;
-	struct labels lab;
+	struct labcol lab;
+	const char *map_label;	/* the label map's file name */
 	int has_y;
-};
-
-/* CSV layout after the header: which fields are features and label. */
-struct csvlay {
-	size_t ncol, d;
-	size_t *feat;
-	long long label;	/* -1: none */
-	char **names;		/* header names, or NULL */
-	uint64_t replaced, dropped;
 };
 
 __attribute__((noreturn)) static void
@@ -180,143 +134,16 @@ usage(int status)
 
 /* ---- small helpers ---- */
 
-static void *
-xgrow(void *p, size_t *cap, size_t need, size_t elem)
-{
-	size_t nc = *cap ? *cap : 16;
-
-	if (need <= *cap)
-		return p;
-	while (nc < need) {
-		if (nc > SIZE_MAX / 4 / elem)
-			cli_die(EX_OSERR, "out of memory");
-		nc *= 2;
-	}
-	p = cli_reallocarray(p, nc, elem);
-	*cap = nc;
-	return p;
-}
-
-static void
-sb_add(struct sbuf *b, const char *s, size_t n)
-{
-	b->p = xgrow(b->p, &b->cap, b->len + n + 1, 1);
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void
-sb_str(struct sbuf *b, const char *s)
-{
-	sb_add(b, s, strlen(s));
-}
-
-/* Append s as a JSON string. */
-static void
-sb_json(struct sbuf *b, const char *s)
-{
-	char esc[8];
-
-	sb_add(b, "\"", 1);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)ch;
-			sb_add(b, esc, 2);
-		} else if (ch < 0x20) {
-			snprintf(esc, sizeof esc, "\\u%04x", ch);
-			sb_add(b, esc, 6);
-		} else {
-			sb_add(b, s, 1);
-		}
-	}
-	sb_add(b, "\"", 1);
-}
-
-/* A value quoted in a message: at most SHOWN_VALUE bytes. */
-static const char *
-shown(const char *s, char *buf, size_t cap)
-{
-	size_t n = strlen(s);
-
-	if (n <= SHOWN_VALUE)
-		return s;
-	snprintf(buf, cap, "%.*s...", SHOWN_VALUE, s);
-	return buf;
-}
-
-/* ---- string table ---- */
-
-static long long
-strtab_find(const struct strtab *t, const char *s, size_t len, uint64_t hv)
-{
-	if (t->nslots == 0)
-		return -1;
-	for (size_t i = (size_t)hv & (t->nslots - 1);; i = (i + 1) &
-	    (t->nslots - 1)) {
-		size_t k = t->slots[i];
-		if (k == 0)
-			return -1;
-		if (strncmp(t->keys[k - 1], s, len) == 0 &&
-		    t->keys[k - 1][len] == '\0')
-			return (long long)(k - 1);
-	}
-}
-
-static void
-strtab_rehash(struct strtab *t, size_t nslots)
-{
-	free(t->slots);
-	t->slots = cli_calloc(nslots, sizeof *t->slots);
-	t->nslots = nslots;
-	for (size_t k = 0; k < t->n; k++) {
-		uint64_t hv = ts_xxh64(t->keys[k], strlen(t->keys[k]), 0);
-		size_t i = (size_t)hv & (nslots - 1);
-		while (t->slots[i] != 0)
-			i = (i + 1) & (nslots - 1);
-		t->slots[i] = k + 1;
-	}
-}
-
-/* Index of s (len bytes) in t, adding it if new; *added says which. */
+/* Add s (len bytes) to t; *added says whether it is new.  @return its
+ * index. */
 static size_t
-strtab_add(struct strtab *t, const char *s, size_t len, int *added)
+xstrtab_add(struct strtab *t, const char *s, size_t len, int *added)
 {
-	uint64_t hv = ts_xxh64(s, len, 0);
-	long long k = strtab_find(t, s, len, hv);
-	char *copy;
+	size_t k;
 
-	*added = 0;
-	if (k >= 0)
-		return (size_t)k;
-	t->keys = xgrow(t->keys, &t->kcap, t->n + 1, sizeof *t->keys);
-	copy = cli_malloc(len + 1);
-	memcpy(copy, s, len);
-	copy[len] = '\0';
-	t->keys[t->n++] = copy;
-	*added = 1;
-	/* Keep the load below one half so probes stay short. */
-	if (t->n * 2 > t->nslots)
-		strtab_rehash(t, t->nslots ? t->nslots * 2 : 64);
-	else {
-		size_t i = (size_t)hv & (t->nslots - 1);
-		while (t->slots[i] != 0)
-			i = (i + 1) & (t->nslots - 1);
-		t->slots[i] = t->n;
-	}
-	return t->n - 1;
-}
-
-static void
-strtab_free(struct strtab *t)
-{
-	for (size_t k = 0; k < t->n; k++)
-		free(t->keys[k]);
-	free(t->keys);
-	free(t->slots);
-	memset(t, 0, sizeof *t);
+	if (strtab_add(t, s, len, &k, added) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	return k;
 }
 
 /* ---- inputs ---- */
@@ -380,31 +207,6 @@ bad:
 	    "[1, %d]", arg, MAX_SIDE);
 }
 
-static int
-is_index(const char *s)
-{
-	if (*s == '\0')
-		return 0;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return 0;
-	return 1;
-}
-
-static uint64_t
-index_value(const char *opt, const char *s)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end != '\0' || v >= MAX_FEATURES)
-		cli_usage_error("invalid %s '%s': column index out of range",
-		    opt, s);
-	return v;
-}
-
 /* The dataset name from a path: the base name up to its first dot,
  * lowercased, with other characters outside [a-z0-9_] turned into '_'. */
 static void
@@ -464,166 +266,46 @@ format_from_path(const char *path)
 
 /* ---- rows ---- */
 
-static void
-scale_row(const struct scaler *sc, double *x, size_t d)
-{
-	if (!sc->on)
-		return;
-	for (size_t j = 0; j < d; j++) {
-		double lo = sc->flo ? sc->flo[j] : sc->lo;
-		double hi = sc->fhi ? sc->fhi[j] : sc->hi;
-		double v;
-		/* A feature constant in the public file maps to a step. */
-		if (!(hi > lo))
-			v = x[j] > lo ? 1 : 0;
-		else
-			v = (x[j] - lo) / (hi - lo);
-		x[j] = v < 0 ? 0 : v > 1 ? 1 : v;
-	}
-}
-
-/* L2 norm, summing squares in index order; rescaled when the sum would
- * overflow or lose everything to underflow. */
-static double
-l2norm(const double *x, size_t d)
-{
-	double s = 0, m = 0;
-
-	for (size_t j = 0; j < d; j++)
-		s += x[j] * x[j];
-	if (isfinite(s) && s >= DBL_MIN)
-		return sqrt(s);
-	for (size_t j = 0; j < d; j++)
-		if (fabs(x[j]) > m)
-			m = fabs(x[j]);
-	if (m == 0)
-		return 0;
-	s = 0;
-	for (size_t j = 0; j < d; j++)
-		s += (x[j] / m) * (x[j] / m);
-	return m * sqrt(s);
-}
-
-static double
-l2norm_f(const float *x, size_t d)
-{
-	double s = 0;
-
-	for (size_t j = 0; j < d; j++)
-		s += (double)x[j] * (double)x[j];
-	return sqrt(s);
-}
-
-static void
-normalize_row(int kind, double *x, size_t d)
-{
-	double n = 0;
-
-	if (kind == NORM_NONE)
-		return;
-	if (kind == NORM_L1) {
-		for (size_t j = 0; j < d; j++)
-			n += fabs(x[j]);
-		if (!isfinite(n)) {
-			double m = 0;
-			for (size_t j = 0; j < d; j++)
-				if (fabs(x[j]) > m)
-					m = fabs(x[j]);
-			n = 0;
-			for (size_t j = 0; j < d; j++)
-				n += fabs(x[j] / m);
-			for (size_t j = 0; j < d; j++)
-				x[j] = x[j] / m / n;
-			return;
-		}
-	} else {
-		n = l2norm(x, d);
-	}
-	if (n > 0)
-		for (size_t j = 0; j < d; j++)
-			x[j] /= n;
-}
-
 /* Scale, normalize, clip, convert and write one row. */
 static void
 put_row(struct out *ou, const char *where)
 {
-	const struct opts *o = ou->o;
-	double *x = ou->row;
-	size_t d = ou->d;
+	size_t bad;
 	int rc;
 
-	scale_row(&ou->sc, x, d);
-	normalize_row(o->normalize, x, d);
-	if (o->clip_arg) {
-		double n = l2norm(x, d);
-		if (n > o->clip)
-			for (size_t j = 0; j < d; j++)
-				x[j] *= o->clip / n;
-		/* Rounding can leave the norm an ulp above the bound; the
-		 * bound is a promise, so shrink until it holds. */
-		for (int k = 0; k < 64 && o->dtype == TS_F64 &&
-		    l2norm(x, d) > o->clip; k++)
-			for (size_t j = 0; j < d; j++)
-				x[j] = nextafter(x[j], 0);
-	}
-	if (o->dtype == TS_F32) {
-		for (size_t j = 0; j < d; j++) {
-			if (fabs(x[j]) > FLT_MAX)
-				cli_die(EX_DATAERR, "%s: feature %zu: %g does not "
-				    "fit in f32 (use --dtype f64)", where, j, x[j]);
-			ou->frow[j] = (float)x[j];
-		}
-		for (int k = 0; k < 64 && o->clip_arg &&
-		    l2norm_f(ou->frow, d) > o->clip; k++)
-			for (size_t j = 0; j < d; j++)
-				ou->frow[j] = nextafterf(ou->frow[j], 0);
+	if (scale_row(&ou->sc, ou->row, ou->frow, ou->d, &bad) != 0)
+		cli_die(EX_DATAERR, "%s: feature %zu: %g does not fit in f32 "
+		    "(use --dtype f64)", where, bad, ou->row[bad]);
+	if (ou->sc.dtype == TS_F32)
 		rc = ts_write_rows(ou->w, ou->frow, 1);
-	} else {
-		rc = ts_write_rows(ou->w, x, 1);
-	}
+	else
+		rc = ts_write_rows(ou->w, ou->row, 1);
 	if (rc != 0)
 		cli_wdie(ou->w, rc);
 	if (++ou->rows % PROGRESS_EVERY == 0)
 		cli_progress("rows", ou->rows, ou->total);
 }
 
-/*
- * Put a label declared public: its class in the label map, or the
- * integer 0 .. K-1 of --classes K.  A label outside the set is an error,
- * or with --drop-unknown drops the row: never a new class.
- * @return 1 when the row is kept, 0 when it is dropped.
- */
+/* Put the label of the current row: a string (len bytes of s), or with s
+ * NULL the integer v (idx); where names the row for messages.
+ * @return 1 when the row is kept, 0 when it is dropped. */
 static int
-put_declared(struct out *ou, const char *s, size_t len, const char *where)
+put_label(struct out *ou, const char *s, size_t len, int32_t v,
+    const char *where)
 {
-	const struct opts *o = ou->o;
-	struct labels *l = &ou->lab;
-	char vb[SHOWN_VALUE + 8], *copy;
-	long long k;
+	struct labcol *l = &ou->lab;
+	char vb[CSVLAY_SHOWN + 8], *copy, ib[16];
+	int rc = s ? labcol_put(l, s, len) : labcol_put_int(l, v);
 
-	if (l->map_names != NULL) {
-		k = strtab_find(&l->map, s, len, ts_xxh64(s, len, 0));
-	} else {
-		char *end;
-		copy = cli_malloc(len + 1);
-		memcpy(copy, s, len);
-		copy[len] = '\0';
-		errno = 0;
-		k = strtoll(copy, &end, 10);
-		if (errno || end == copy || *end != '\0' || k < 0 ||
-		    (unsigned long long)k >= o->classes)
-			k = -1;
-		free(copy);
-	}
-	if (k >= 0) {
-		l->y = xgrow(l->y, &l->cap, l->n + 1, sizeof *l->y);
-		l->y[l->n++] = (int32_t)k;
-		return 1;
-	}
-	if (o->drop_unknown) {
-		l->unknown++;
-		return 0;
+	if (rc >= 0)
+		return rc;
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc == PV_E_LIMIT)
+		cli_die(EX_DATAERR, "more than %d distinct labels", INT32_MAX);
+	if (s == NULL) {
+		len = (size_t)snprintf(ib, sizeof ib, "%d", (int)v);
+		s = ib;
 	}
 	copy = cli_malloc(len + 1);
 	memcpy(copy, s, len);
@@ -631,59 +313,10 @@ put_declared(struct out *ou, const char *s, size_t len, const char *where)
 	if (l->map_names != NULL)
 		cli_die(EX_DATAERR, "%s: label '%s' is not in the label map "
 		    "%s (or give --drop-unknown)", where,
-		    shown(copy, vb, sizeof vb), l->map_label);
+		    csvlay_shown(copy, vb, sizeof vb), ou->map_label);
 	cli_die(EX_DATAERR, "%s: label '%s' is not a class 0 .. %zu "
 	    "(--classes %zu; or give --drop-unknown)", where,
-	    shown(copy, vb, sizeof vb), o->classes - 1, o->classes);
-}
-
-/* Put the label (len bytes of s) of the current row; where names the row
- * for messages.  @return 1 when the row is kept, 0 when it is dropped. */
-static int
-put_label(struct out *ou, const char *s, size_t len, const char *where)
-{
-	struct labels *l = &ou->lab;
-	int added;
-	size_t k;
-
-	if (l->map_names != NULL || ou->o->classes > 0)
-		return put_declared(ou, s, len, where);
-	k = strtab_add(&l->tab, s, len, &added);
-	if (added) {
-		char *end;
-		long long v;
-		l->ival = xgrow(l->ival, &l->icap, l->tab.n, sizeof *l->ival);
-		errno = 0;
-		v = strtoll(l->tab.keys[k], &end, 10);
-		if (errno || end == l->tab.keys[k] || *end != '\0' ||
-		    v < INT32_MIN || v > INT32_MAX)
-			l->all_int = 0;
-		else
-			l->ival[k] = (int32_t)v;
-		if (l->tab.n > (size_t)INT32_MAX)
-			cli_die(EX_DATAERR, "more than %d distinct labels",
-			    INT32_MAX);
-	}
-	l->y = xgrow(l->y, &l->cap, l->n + 1, sizeof *l->y);
-	l->y[l->n++] = (int32_t)k;
-	return 1;
-}
-
-/* Put the label of the current row, given as an integer (idx).
- * @return 1 when the row is kept, 0 when it is dropped. */
-static int
-put_label_int(struct out *ou, int32_t v, const char *where)
-{
-	struct labels *l = &ou->lab;
-
-	if (l->map_names != NULL || ou->o->classes > 0) {
-		char b[16];
-		int n = snprintf(b, sizeof b, "%d", (int)v);
-		return put_declared(ou, b, (size_t)n, where);
-	}
-	l->y = xgrow(l->y, &l->cap, l->n + 1, sizeof *l->y);
-	l->y[l->n++] = v;
-	return 1;
+	    csvlay_shown(copy, vb, sizeof vb), l->classes - 1, l->classes);
 }
 
 /*
@@ -692,17 +325,16 @@ put_label_int(struct out *ou, int32_t v, const char *where)
  * NUL, no label twice, valid UTF-8.
  */
 static void
-load_label_map(struct labels *l, struct infile *s)
+load_label_map(struct out *ou, struct infile *s)
 {
-	struct sbuf b = { 0 };
-	char *line = NULL, vb[SHOWN_VALUE + 8];
+	struct labcol *l = &ou->lab;
+	char *line = NULL, vb[CSVLAY_SHOWN + 8];
 	size_t cap = 0;
 	ssize_t len;
 	uint64_t ln = 0;
-	int added;
+	int rc;
 
-	l->map_label = infile_label(s);
-	sb_str(&b, "[");
+	ou->map_label = infile_label(s);
 	while ((len = getline(&line, &cap, infile_fp(s))) >= 0) {
 		ln++;
 		if (len > 0 && line[len - 1] == '\n')
@@ -719,32 +351,31 @@ load_label_map(struct labels *l, struct infile *s)
 		if (!ts_utf8_valid(line, (size_t)len))
 			cli_die(EX_DATAERR, "%s:%llu: the label is not valid "
 			    "UTF-8", infile_label(s), (unsigned long long)ln);
-		strtab_add(&l->map, line, (size_t)len, &added);
-		if (!added)
+		rc = labcol_map_add(l, line, (size_t)len);
+		if (rc == PV_E_FORMAT)
 			cli_die(EX_DATAERR, "%s:%llu: label '%s' is listed twice",
 			    infile_label(s), (unsigned long long)ln,
-			    shown(line, vb, sizeof vb));
-		if (l->map.n > LABEL_MAX_CLASSES)
+			    csvlay_shown(line, vb, sizeof vb));
+		if (rc == PV_E_RANGE)
 			cli_die(EX_DATAERR, "%s: more than %zu labels",
 			    infile_label(s), LABEL_MAX_CLASSES);
-		if (l->map.n > 1)
-			sb_str(&b, ",");
-		sb_json(&b, line);
-		if (b.len > TS_MAX_VALUE)
+		if (rc == PV_E_LIMIT)
 			cli_die(EX_DATAERR, "%s:%llu: the labels exceed the "
 			    "metadata limit of 1 MiB", infile_label(s),
 			    (unsigned long long)ln);
+		if (rc != 0)
+			cli_die(EX_OSERR, "out of memory");
 	}
 	if (infile_error(s) || ferror(infile_fp(s)))
 		cli_infile_die(s);
 	if (l->map.n == 0)
 		cli_die(EX_DATAERR, "%s: empty label map", infile_label(s));
-	sb_str(&b, "]");
-	if (b.len > TS_MAX_VALUE)
+	if ((rc = labcol_map_end(l)) == PV_E_LIMIT)
 		cli_die(EX_DATAERR, "%s: the labels exceed the metadata limit "
 		    "of 1 MiB", infile_label(s));
+	if (rc != 0)
+		cli_die(EX_OSERR, "out of memory");
 	free(line);
-	l->map_names = b.p;
 }
 
 /* Begin X with d features; meta are X's tensor metadata (moved). */
@@ -763,8 +394,8 @@ begin_x(struct out *ou, size_t d, struct ts_meta *meta)
 		cli_die(EX_SOFTWARE, "bad tensor header");
 	t.meta = *meta;
 	memset(meta, 0, sizeof *meta);
-	cli_meta_set(&t.meta, "normalize", o->normalize == NORM_L1 ? "l1" :
-	    o->normalize == NORM_L2 ? "l2" : "none");
+	cli_meta_set(&t.meta, "normalize", o->normalize == SCALE_NORM_L1 ? "l1" :
+	    o->normalize == SCALE_NORM_L2 ? "l2" : "none");
 	cli_meta_set(&t.meta, "clip_rows", o->clip_arg ? o->clip_arg : "none");
 	if (ts_meta_get(&t.meta, "scale") == NULL) {
 		rc = ou->sc.on ? ts_meta_setf(&t.meta, "scale", "%.17g:%.17g",
@@ -781,7 +412,7 @@ begin_x(struct out *ou, size_t d, struct ts_meta *meta)
 static void
 finish(struct out *ou, struct infile **inputs, int ninputs, const char *what)
 {
-	struct labels *l = &ou->lab;
+	struct labcol *l = &ou->lab;
 	struct ts_meta m = { 0 };
 	struct tensor t;
 	uint64_t dims[1];
@@ -796,42 +427,14 @@ finish(struct out *ou, struct infile **inputs, int ninputs, const char *what)
 		if (l->unknown)
 			cli_warn("%llu rows with a label outside the declared "
 			    "label set dropped", (unsigned long long)l->unknown);
-		/* A declared set is public; any other was learnt from the
-		 * rows and says so, for DP tools refuse it (labels.h). */
-		if (l->map_names != NULL)
-			rc = label_put(&t.meta, LABEL_PUBLIC, l->map.n,
-			    l->map_names);
-		else if (ou->o->classes > 0)
-			rc = label_put(&t.meta, LABEL_PUBLIC, ou->o->classes,
-			    NULL);
-		else
-			rc = label_put(&t.meta, LABEL_DATA, 0, NULL);
+		rc = labcol_finish(l, &t.meta);
+		if (rc == PV_E_LIMIT)
+			cli_die(EX_DATAERR, "%s: %zu distinct labels: their names "
+			    "exceed the metadata limit of 1 MiB", what, l->tab.n);
+		if (rc == PV_E_FORMAT)
+			cli_die(EX_DATAERR, "%s: a label is not valid UTF-8", what);
 		if (rc != 0)
 			cli_die(EX_OSERR, "out of memory");
-		if (l->map_names != NULL || ou->o->classes > 0) {
-			/* y holds the classes already. */
-		} else if (l->tab.n > 0 && l->all_int) {
-			for (size_t i = 0; i < l->n; i++)
-				l->y[i] = l->ival[l->y[i]];
-		} else if (l->tab.n > 0) {
-			struct sbuf b = { 0 };
-			sb_str(&b, "[");
-			for (size_t k = 0; k < l->tab.n; k++) {
-				if (k)
-					sb_str(&b, ",");
-				sb_json(&b, l->tab.keys[k]);
-			}
-			sb_str(&b, "]");
-			if (b.len > TS_MAX_VALUE)
-				cli_die(EX_DATAERR, "%s: %zu distinct labels: "
-				    "their names exceed the metadata limit of "
-				    "1 MiB", what, l->tab.n);
-			if (!ts_utf8_valid(b.p, b.len))
-				cli_die(EX_DATAERR, "%s: a label is not valid "
-				    "UTF-8", what);
-			cli_meta_set(&t.meta, "label.names", b.p);
-			free(b.p);
-		}
 		t.data = l->y;
 		if ((rc = ts_write_tensor(ou->w, &t)) != 0)
 			cli_wdie(ou->w, rc);
@@ -846,184 +449,49 @@ finish(struct out *ou, struct infile **inputs, int ninputs, const char *what)
 		cli_wdie(ou->w, rc);
 	ts_meta_free(&m);
 	cli_progress_done();
-	strtab_free(&l->tab);
-	strtab_free(&l->map);
-	free(l->map_names);
-	free(l->ival);
-	free(l->y);
+	labcol_free(l);
 	free(ou->row);
 	free(ou->frow);
-	free(ou->sc.flo);
-	free(ou->sc.fhi);
+	scale_free(&ou->sc);
 }
 
 static void
 set_names_meta(struct ts_meta *m, char **names, const size_t *idx, size_t d)
 {
-	struct sbuf b = { 0 };
+	size_t len;
+	char *b = json_str_array(names, idx, d, TS_MAX_VALUE, &len);
 
-	sb_str(&b, "[");
-	for (size_t j = 0; j < d && b.len <= TS_MAX_VALUE; j++) {
-		if (j)
-			sb_str(&b, ",");
-		sb_json(&b, idx ? names[idx[j]] : names[j]);
-	}
-	sb_str(&b, "]");
+	if (b == NULL)
+		cli_die(EX_OSERR, "out of memory");
 	/* Names longer than a metadata value allows are left out: they
 	 * label columns, nothing downstream needs them. */
-	if (b.len <= TS_MAX_VALUE && ts_utf8_valid(b.p, b.len) &&
-	    ts_meta_set(m, "features.names", b.p) != 0)
+	if (len <= TS_MAX_VALUE && ts_utf8_valid(b, len) &&
+	    ts_meta_set(m, "features.names", b) != 0)
 		cli_die(EX_OSERR, "out of memory");
-	free(b.p);
+	free(b);
 }
 
 /* ---- CSV ---- */
 
-/* Name of column i for messages: " ('name')" or "". */
-static const char *
-colname(const struct csvlay *L, size_t i, char *buf, size_t cap)
+/* A column index option value; a bad one is a usage error. */
+static uint64_t
+index_arg(const char *opt, const char *s)
 {
-	char tmp[SHOWN_VALUE + 8];
+	char msg[CSVLAY_MSG];
+	uint64_t v;
 
-	if (L->names == NULL)
-		return "";
-	snprintf(buf, cap, " ('%s')", shown(L->names[i], tmp, sizeof tmp));
-	return buf;
+	if (csvlay_index(opt, s, &v, msg) != 0)
+		cli_usage_error("%s", msg);
+	return v;
 }
 
 static void
-csvlay_free(struct csvlay *L)
+csv_params(const struct opts *o, struct csvlay_params *p)
 {
-	if (L->names)
-		for (size_t i = 0; i < L->ncol; i++)
-			free(L->names[i]);
-	free(L->names);
-	free(L->feat);
-}
-
-/* Resolve a column given by name or index. */
-static size_t
-resolve_col(const struct csvlay *L, const char *opt, const char *s)
-{
-	long long found = -1;
-
-	if (is_index(s)) {
-		uint64_t v = index_value(opt, s);
-		if (v >= L->ncol)
-			cli_usage_error("invalid %s '%s': the input has %zu "
-			    "columns (numbered from 0)", opt, s, L->ncol);
-		return (size_t)v;
-	}
-	if (L->names == NULL)
-		cli_usage_error("invalid %s '%s': column names need a header "
-		    "(--header yes)", opt, s);
-	for (size_t i = 0; i < L->ncol; i++) {
-		if (strcmp(L->names[i], s) != 0)
-			continue;
-		if (found >= 0)
-			cli_usage_error("invalid %s '%s': more than one column "
-			    "has this name", opt, s);
-		found = (long long)i;
-	}
-	if (found < 0)
-		cli_usage_error("invalid %s '%s': no such column", opt, s);
-	return (size_t)found;
-}
-
-/* Does --columns or --label refer to a column by name? */
-static int
-uses_names(const struct opts *o)
-{
-	const char *p;
-
-	if (o->label && !is_index(o->label))
-		return 1;
-	if (o->columns == NULL)
-		return 0;
-	for (p = o->columns; *p; ) {
-		size_t n = strcspn(p, ",");
-		for (size_t i = 0; i < n; i++)
-			if (!(p[i] >= '0' && p[i] <= '9') && p[i] != '-')
-				return 1;
-		p += n + (p[n] == ',');
-	}
-	return 0;
-}
-
-/* Check the syntax of --columns before any input is read. */
-static void
-check_columns(const char *s)
-{
-	const char *p = s;
-
-	if (*s == '\0')
-		cli_usage_error("invalid --columns '': empty list");
-	for (;;) {
-		size_t n = strcspn(p, ",");
-		if (n == 0)
-			cli_usage_error("invalid --columns '%s': empty item", s);
-		p += n;
-		if (*p == '\0')
-			break;
-		p++;
-		if (*p == '\0')
-			cli_usage_error("invalid --columns '%s': empty item", s);
-	}
-}
-
-static void
-layout_columns(struct csvlay *L, const struct opts *o)
-{
-	char *mark = cli_calloc(L->ncol, 1);
-
-	L->d = 0;
-	L->feat = NULL;
-	if (o->columns == NULL) {
-		L->feat = cli_calloc(L->ncol, sizeof *L->feat);
-		for (size_t i = 0; i < L->ncol; i++)
-			if ((long long)i != L->label)
-				L->feat[L->d++] = i;
-		free(mark);
-		return;
-	}
-	size_t cap = 0;
-	char *list = cli_strdup(o->columns), *save = NULL;
-	for (char *it = strtok_r(list, ",", &save); it;
-	    it = strtok_r(NULL, ",", &save)) {
-		uint64_t a, b;
-		char *dash = strchr(it, '-');
-		if (dash && dash != it && dash[1] != '\0') {
-			*dash = '\0';
-			if (is_index(it) && is_index(dash + 1)) {
-				a = index_value("--columns", it);
-				b = index_value("--columns", dash + 1);
-			} else {
-				*dash = '-';
-				a = b = resolve_col(L, "--columns", it);
-			}
-		} else {
-			a = b = resolve_col(L, "--columns", it);
-		}
-		if (b < a || b >= L->ncol)
-			cli_usage_error("invalid --columns '%s': range outside "
-			    "columns 0-%zu", o->columns, L->ncol - 1);
-		for (uint64_t i = a; i <= b; i++) {
-			if ((long long)i == L->label)
-				cli_usage_error("invalid --columns '%s': "
-				    "column %llu is the label", o->columns,
-				    (unsigned long long)i);
-			if (mark[i])
-				cli_usage_error("invalid --columns '%s': "
-				    "column %llu is listed twice", o->columns,
-				    (unsigned long long)i);
-			mark[i] = 1;
-			L->feat = xgrow(L->feat, &cap, L->d + 1,
-			    sizeof *L->feat);
-			L->feat[L->d++] = (size_t)i;
-		}
-	}
-	free(list);
-	free(mark);
+	p->columns = o->columns;
+	p->label = o->label;
+	p->header = o->header;
+	p->missing = o->missing;
 }
 
 /* Read the first record of a CSV input and lay out its columns.
@@ -1032,7 +500,9 @@ static int
 csv_setup(struct csvlay *L, const struct opts *o, struct csvin *c,
     struct infile *s, char ***f, size_t *nf)
 {
-	int rc = csvin_next(c, f, nf), hdr;
+	struct csvlay_params p;
+	char msg[CSVLAY_MSG];
+	int rc = csvin_next(c, f, nf), is_data = 0;
 
 	if (rc < 0) {
 		if (infile_error(s))
@@ -1042,47 +512,15 @@ csv_setup(struct csvlay *L, const struct opts *o, struct csvin *c,
 	if (rc == 0)
 		cli_die(EX_DATAERR, "%s: empty input: no header or records",
 		    infile_label(s));
-	memset(L, 0, sizeof *L);
-	L->ncol = *nf;
-	L->label = -1;
-	if (o->label && is_index(o->label)) {
-		uint64_t v = index_value("--label", o->label);
-		if (v >= L->ncol)
-			cli_usage_error("invalid --label '%s': the input has "
-			    "%zu columns (numbered from 0)", o->label, L->ncol);
-		L->label = (long long)v;
-	}
-	if (o->header == HDR_AUTO) {
-		/* A first record with a field that is not a number (other
-		 * than the label) is a header; names in options imply one. */
-		hdr = uses_names(o);
-		for (size_t i = 0; i < *nf && !hdr; i++) {
-			double v;
-			const char *p = (*f)[i];
-			while (*p == ' ' || *p == '\t')
-				p++;
-			if ((long long)i != L->label && *p != '\0' &&
-			    csvin_double(p, &v) != 0)
-				hdr = 1;
-		}
-	} else {
-		hdr = o->header == HDR_YES;
-	}
-	if (hdr) {
-		L->names = cli_calloc(L->ncol, sizeof *L->names);
-		for (size_t i = 0; i < L->ncol; i++)
-			L->names[i] = cli_strdup((*f)[i]);
-	}
-	if (o->label && !is_index(o->label))
-		L->label = (long long)resolve_col(L, "--label", o->label);
-	layout_columns(L, o);
-	if (L->d == 0)
-		cli_usage_error("no feature columns (the input has %zu "
-		    "columns)", L->ncol);
-	if (L->d > MAX_FEATURES)
-		cli_die(EX_DATAERR, "%s: %zu columns exceed the limit of %llu",
-		    infile_label(s), L->d, (unsigned long long)MAX_FEATURES);
-	return !hdr;
+	csv_params(o, &p);
+	rc = csvlay_setup(L, &p, *f, *nf, &is_data, msg);
+	if (rc == PV_E_OPTION)
+		cli_usage_error("%s", msg);
+	if (rc == PV_E_LIMIT)
+		cli_die(EX_DATAERR, "%s: %s", infile_label(s), msg);
+	if (rc != 0)
+		cli_die(EX_OSERR, "out of memory");
+	return is_data;
 }
 
 /* Parse one record into row.  @return 0, or 1 when --missing drop-row
@@ -1091,51 +529,15 @@ static int
 csv_parse_row(struct csvlay *L, const struct opts *o, const char *label,
     uint64_t line, char **f, size_t nf, double *row)
 {
-	char nb[SHOWN_VALUE + 16], vb[SHOWN_VALUE + 8];
-	uint64_t replaced = 0;
+	struct csvlay_params p;
+	char msg[CSVLAY_MSG];
+	int rc;
 
-	if (nf != L->ncol)
-		cli_die(EX_DATAERR, "%s:%llu: %zu fields, expected %zu", label,
-		    (unsigned long long)line, nf, L->ncol);
-	if (L->label >= 0 && f[L->label][0] == '\0') {
-		if (o->missing == MISS_DROP) {
-			L->dropped++;
-			return 1;
-		}
-		cli_die(EX_DATAERR, "%s:%llu: column %lld%s: missing label",
-		    label, (unsigned long long)line, L->label,
-		    colname(L, (size_t)L->label, nb, sizeof nb));
-	}
-	for (size_t j = 0; j < L->d; j++) {
-		size_t i = L->feat[j];
-		const char *why;
-		double v;
-
-		if (csvin_double(f[i], &v) == 0 && isfinite(v)) {
-			row[j] = v;
-			continue;
-		}
-		if (o->missing == MISS_DROP) {
-			L->dropped++;
-			return 1;
-		}
-		if (o->missing == MISS_ZERO) {
-			row[j] = 0;
-			replaced++;
-			continue;
-		}
-		if (f[i][strspn(f[i], " \t")] == '\0')
-			cli_die(EX_DATAERR, "%s:%llu: column %zu%s: missing "
-			    "value", label, (unsigned long long)line, i,
-			    colname(L, i, nb, sizeof nb));
-		why = csvin_double(f[i], &v) == 0 ? "is not finite" :
-		    "is not a number";
-		cli_die(EX_DATAERR, "%s:%llu: column %zu%s: '%s' %s", label,
-		    (unsigned long long)line, i, colname(L, i, nb, sizeof nb),
-		    shown(f[i], vb, sizeof vb), why);
-	}
-	L->replaced += replaced;
-	return 0;
+	csv_params(o, &p);
+	if ((rc = csvlay_parse_row(L, &p, f, nf, row, msg)) < 0)
+		cli_die(EX_DATAERR, "%s:%llu: %s", label,
+		    (unsigned long long)line, msg);
+	return rc;
 }
 
 static void
@@ -1169,23 +571,14 @@ learn_bounds(struct out *ou, const struct opts *o, struct infile *s,
 		cli_die(EX_DATAERR, "%s: %zu features, but the input has %zu",
 		    infile_label(s), L.d, d);
 	row = cli_calloc(d, sizeof *row);
-	ou->sc.flo = cli_calloc(d, sizeof *ou->sc.flo);
-	ou->sc.fhi = cli_calloc(d, sizeof *ou->sc.fhi);
-	for (size_t j = 0; j < d; j++) {
-		ou->sc.flo[j] = INFINITY;
-		ou->sc.fhi[j] = -INFINITY;
-	}
+	if (scale_learn_begin(&ou->sc, d) != 0)
+		cli_die(EX_OSERR, "out of memory");
 	if (rc == 0)
 		csv_next_or_die(c, s, &rc, &f, &nf);
 	for (; rc == 1; csv_next_or_die(c, s, &rc, &f, &nf)) {
 		if (csv_parse_row(&L, o, infile_label(s), csvin_line(c), f, nf, row))
 			continue;
-		for (size_t j = 0; j < d; j++) {
-			if (row[j] < ou->sc.flo[j])
-				ou->sc.flo[j] = row[j];
-			if (row[j] > ou->sc.fhi[j])
-				ou->sc.fhi[j] = row[j];
-		}
+		scale_learn_row(&ou->sc, row, d);
 		n++;
 	}
 	if (n == 0)
@@ -1233,7 +626,7 @@ run_csv(struct out *ou, const struct opts *o, struct infile *in,
 		snprintf(where, sizeof where, "%s:%llu", infile_label(in),
 		    (unsigned long long)line);
 		if (ou->has_y && !put_label(ou, f[L.label], strlen(f[L.label]),
-		    where))
+		    0, where))
 			continue;
 		put_row(ou, where);
 	}
@@ -1250,18 +643,6 @@ run_csv(struct out *ou, const struct opts *o, struct infile *in,
 
 /* ---- IDX ---- */
 
-struct idx {
-	uint64_t n, elems, dims[4];
-	int ndim;
-};
-
-static uint32_t
-be32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
-
 static void
 read_exact(struct infile *s, void *buf, size_t n, const char *what)
 {
@@ -1272,78 +653,28 @@ read_exact(struct infile *s, void *buf, size_t n, const char *what)
 	}
 }
 
-/* Read and check an IDX header of unsigned bytes with 1..4 dims. */
 static void
-idx_header(struct infile *s, struct idx *x)
+idx_header(struct infile *s, struct idx_header *x)
 {
-	unsigned char h[4], d[4];
+	char msg[IDX_MSG];
+	int rc = idx_read_header(infile_fp(s), x, msg);
 
-	read_exact(s, h, 4, "no IDX header");
-	if (h[0] != 0 || h[1] != 0)
-		cli_die(EX_DATAERR, "%s: offset 0: not an IDX file (magic "
-		    "%02x %02x %02x %02x)", infile_label(s), h[0], h[1], h[2], h[3]);
-	if (h[2] != 0x08)
-		cli_die(EX_DATAERR, "%s: offset 2: IDX type 0x%02x is not "
-		    "unsigned bytes (0x08)", infile_label(s), h[2]);
-	if (h[3] < 1 || h[3] > 4)
-		cli_die(EX_DATAERR, "%s: offset 3: IDX with %u dimensions, "
-		    "expected 1 to 4", infile_label(s), h[3]);
-	x->ndim = h[3];
-	x->elems = 1;
-	for (int i = 0; i < x->ndim; i++) {
-		read_exact(s, d, 4, "IDX dimensions");
-		x->dims[i] = be32(d);
-		if (i > 0 && (ck_mul_u64(x->elems, x->dims[i], &x->elems) != 0 ||
-		    x->elems > MAX_FEATURES))
-			cli_die(EX_DATAERR, "%s: offset %d: images of more than "
-			    "%llu bytes", infile_label(s), 4 + 4 * i,
-			    (unsigned long long)MAX_FEATURES);
-	}
-	x->n = x->dims[0];
-}
-
-/* Area-averaging weights from n source cells to m target cells: target
- * cell i covers [i*n/m, (i+1)*n/m) of the source; scaled by m, that is
- * [i*n, (i+1)*n), and source cell r is [r*m, (r+1)*m), so the overlap is
- * an integer and the weight (overlap / n) is exact up to one rounding. */
-struct wts {
-	size_t *first, *count;	/* per target: first source cell, count */
-	double *w;		/* count[i] weights per target, back to back */
-	size_t *off;
-};
-
-static void
-make_weights(struct wts *t, uint64_t n, uint64_t m)
-{
-	size_t k = 0;
-
-	t->first = cli_calloc((size_t)m, sizeof *t->first);
-	t->count = cli_calloc((size_t)m, sizeof *t->count);
-	t->off = cli_calloc((size_t)m, sizeof *t->off);
-	t->w = cli_calloc((size_t)(n + m), sizeof *t->w);
-	for (uint64_t i = 0; i < m; i++) {
-		uint64_t a = i * n, b = (i + 1) * n;
-		t->first[i] = (size_t)(a / m);
-		t->off[i] = k;
-		for (uint64_t r = a / m; r < n && r * m < b; r++) {
-			uint64_t lo = r * m > a ? r * m : a;
-			uint64_t hi = (r + 1) * m < b ? (r + 1) * m : b;
-			t->w[k++] = (double)(hi - lo) / (double)n;
-			t->count[i]++;
-		}
-	}
+	if (rc == 0)
+		return;
+	if (rc == PV_E_IO || (rc == PV_E_TRUNCATED && infile_error(s)))
+		cli_infile_die(s);
+	cli_die(EX_DATAERR, "%s: %s", infile_label(s), msg);
 }
 
 static void
 run_idx(struct out *ou, const struct opts *o, struct infile *in,
     struct infile *lab, struct infile **inputs, int ninputs)
 {
-	struct idx x, y;
+	struct idx_header x, y;
 	struct ts_meta xm = { 0 };
 	unsigned char *pix;
 	uint64_t h = 0, w = 0, th, tw;
-	struct wts wy = { 0 }, wx = { 0 };
-	double *tmp = NULL;
+	struct idx_resize *rs = NULL;
 	char where[600];
 
 	idx_header(in, &x);
@@ -1375,17 +706,14 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 		    (unsigned long long)tw) != 0)
 			cli_die(EX_OSERR, "out of memory");
 	}
-	if (o->resize) {
-		make_weights(&wy, h, th);
-		make_weights(&wx, w, tw);
-		tmp = cli_calloc((size_t)(th * w), sizeof *tmp);
-	}
 	if (x.elems == 0)
 		cli_die(EX_DATAERR, "%s: images of 0 pixels", infile_label(in));
 	if (o->resize && th * w > 4 * MAX_FEATURES)
 		cli_die(EX_DATAERR, "%s: images of %llux%llu pixels are too "
 		    "large to resize", infile_label(in), (unsigned long long)h,
 		    (unsigned long long)w);
+	if (o->resize && idx_resize_new(&rs, h, w, th, tw) != 0)
+		cli_die(EX_OSERR, "out of memory");
 	ou->total = x.n;
 	pix = cli_malloc((size_t)x.elems);
 	ou->has_y = lab != NULL;
@@ -1402,30 +730,14 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 			read_exact(lab, &lb, 1, what);
 			snprintf(where, sizeof where, "%s: %s",
 			    infile_label(lab), what);
-			if (!put_label_int(ou, lb, where))
+			if (!put_label(ou, NULL, 0, lb, where))
 				continue;
 		}
 		if (!o->resize) {
 			for (size_t j = 0; j < x.elems; j++)
 				ou->row[j] = pix[j];
 		} else {
-			/* Rows first (th x w), then columns (th x tw). */
-			for (uint64_t r = 0; r < th; r++)
-				for (uint64_t c = 0; c < w; c++) {
-					double s = 0;
-					for (size_t k = 0; k < wy.count[r]; k++)
-						s += wy.w[wy.off[r] + k] *
-						    pix[(wy.first[r] + k) * w + c];
-					tmp[r * w + c] = s;
-				}
-			for (uint64_t r = 0; r < th; r++)
-				for (uint64_t c = 0; c < tw; c++) {
-					double s = 0;
-					for (size_t k = 0; k < wx.count[c]; k++)
-						s += wx.w[wx.off[c] + k] *
-						    tmp[r * w + wx.first[c] + k];
-					ou->row[r * tw + c] = s;
-				}
+			idx_resize_apply(rs, pix, ou->row);
 		}
 		snprintf(where, sizeof where, "%s: image %llu", infile_label(in),
 		    (unsigned long long)i);
@@ -1442,71 +754,11 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 	if (lab && (infile_error(lab) || ferror(infile_fp(lab))))
 		cli_infile_die(lab);
 	free(pix);
-	free(tmp);
-	free(wy.first);
-	free(wy.count);
-	free(wy.off);
-	free(wy.w);
-	free(wx.first);
-	free(wx.count);
-	free(wx.off);
-	free(wx.w);
+	idx_resize_free(rs);
 	finish(ou, inputs, ninputs, infile_label(in));
 }
 
 /* ---- text ---- */
-
-static int
-tok_char(int ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-	    ch == '\'';
-}
-
-/* Lowercase s in place; store tokens as (start, length) pairs. */
-static size_t
-tokenize(char *s, size_t n, size_t **tok, size_t *cap)
-{
-	size_t nt = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (s[i] >= 'A' && s[i] <= 'Z')
-			s[i] = (char)(s[i] - 'A' + 'a');
-	for (size_t i = 0; i < n; ) {
-		if (!tok_char((unsigned char)s[i])) {
-			i++;
-			continue;
-		}
-		size_t st = i;
-		while (i < n && tok_char((unsigned char)s[i]))
-			i++;
-		*tok = xgrow(*tok, cap, 2 * nt + 2, sizeof **tok);
-		(*tok)[2 * nt] = st;
-		(*tok)[2 * nt + 1] = i - st;
-		nt++;
-	}
-	return nt;
-}
-
-/* Check a vocabulary entry: one token, or two joined by one space. */
-static int
-vocab_entry_ok(const char *s)
-{
-	int toks = 0;
-
-	while (*s) {
-		if (!tok_char((unsigned char)*s))
-			return 0;
-		while (tok_char((unsigned char)*s))
-			s++;
-		toks++;
-		if (*s == ' ' && toks == 1 && s[1] != '\0')
-			s++;
-		else if (*s != '\0')
-			return 0;
-	}
-	return toks >= 1;
-}
 
 static void
 load_vocab(struct strtab *v, struct infile *s)
@@ -1518,21 +770,21 @@ load_vocab(struct strtab *v, struct infile *s)
 	int added;
 
 	while ((len = getline(&line, &cap, infile_fp(s))) >= 0) {
-		char vb[SHOWN_VALUE + 8];
+		char vb[CSVLAY_SHOWN + 8];
 		ln++;
 		while (len > 0 && (line[len - 1] == '\n' ||
 		    line[len - 1] == '\r'))
 			line[--len] = '\0';
 		if (len == 0 || memchr(line, '\0', (size_t)len) ||
-		    !vocab_entry_ok(line))
+		    !text_vocab_entry_ok(line))
 			cli_die(EX_DATAERR, "%s:%llu: '%s' is not a token of "
 			    "[a-z0-9'] or two joined by a space", infile_label(s),
-			    (unsigned long long)ln, shown(line, vb, sizeof vb));
-		strtab_add(v, line, (size_t)len, &added);
+			    (unsigned long long)ln, csvlay_shown(line, vb, sizeof vb));
+		xstrtab_add(v, line, (size_t)len, &added);
 		if (!added)
 			cli_die(EX_DATAERR, "%s:%llu: '%s' is listed twice",
 			    infile_label(s), (unsigned long long)ln,
-			    shown(line, vb, sizeof vb));
+			    csvlay_shown(line, vb, sizeof vb));
 		if (v->n > MAX_FEATURES)
 			cli_die(EX_DATAERR, "%s: more than %llu entries",
 			    infile_label(s), (unsigned long long)MAX_FEATURES);
@@ -1544,43 +796,21 @@ load_vocab(struct strtab *v, struct infile *s)
 	free(line);
 }
 
-/* Count a unigram or bigram key: a hash bucket, or a vocabulary column. */
-static void
-count_key(struct out *ou, const struct strtab *vocab, const char *k,
-    size_t n, size_t **touched, size_t *nt, size_t *cap)
-{
-	size_t col;
-
-	if (vocab) {
-		long long i = strtab_find(vocab, k, n, ts_xxh64(k, n, 0));
-		if (i < 0)
-			return;
-		col = (size_t)i;
-	} else {
-		col = (size_t)(ts_xxh64(k, n, HASH_SEED) % ou->d);
-	}
-	if (ou->row[col] == 0) {
-		*touched = xgrow(*touched, cap, *nt + 1, sizeof **touched);
-		(*touched)[(*nt)++] = col;
-	}
-	ou->row[col] += 1;
-}
-
 static void
 run_text(struct out *ou, const struct opts *o, struct infile *in,
     struct infile *vsrc, struct infile **inputs, int ninputs)
 {
 	struct strtab vocab = { 0 };
+	struct text_counter tc = { 0 };
 	struct ts_meta xm = { 0 };
-	struct sbuf bg = { 0 };
 	char *line = NULL, where[600];
-	size_t cap = 0, *tok = NULL, tcap = 0, *touched = NULL, tc = 0, ntouch;
+	size_t cap = 0;
 	ssize_t len;
 	uint64_t ln = 0, lfield = 0;
 	size_t d;
 
 	if (o->label)
-		lfield = index_value("--label", o->label);
+		lfield = index_arg("--label", o->label);
 	if (vsrc) {
 		load_vocab(&vocab, vsrc);
 		d = vocab.n;
@@ -1590,10 +820,13 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 		d = (size_t)o->hash_dim;
 		if (ts_meta_set(&xm, "features.kind", "hashed counts") != 0 ||
 		    ts_meta_set(&xm, "features.hash", "xxh64") != 0 ||
-		    ts_meta_setf(&xm, "features.hash_seed", "%d", HASH_SEED) != 0)
+		    ts_meta_setf(&xm, "features.hash_seed", "%d",
+		    TEXT_HASH_SEED) != 0)
 			cli_die(EX_OSERR, "out of memory");
 	}
 	cli_meta_set(&xm, "features.ngrams", "1,2");
+	tc.vocab = vsrc ? &vocab : NULL;
+	tc.d = d;
 	ou->has_y = o->label != NULL;
 	begin_x(ou, d, &xm);
 	while ((len = getline(&line, &cap, infile_fp(in))) >= 0) {
@@ -1620,48 +853,27 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 		if (o->label) {
 			/* Cut field lfield out of the line: it is the label,
 			 * the rest is the document. */
-			char *p = line, *e;
-			uint64_t k = 0;
-			while (k < lfield && (p = memchr(p, '\t', (size_t)(line +
-			    len - p))) != NULL) {
-				p++;
-				k++;
-			}
-			if (p == NULL)
+			char *p, *e;
+			if (text_field(line, (size_t)len, lfield, &p, &e) != 0)
 				cli_die(EX_DATAERR, "%s:%llu: no label: fewer "
 				    "than %llu tab-separated fields", infile_label(in),
 				    (unsigned long long)ln,
 				    (unsigned long long)lfield + 1);
-			e = memchr(p, '\t', (size_t)(line + len - p));
-			if (e == NULL)
-				e = line + len;
 			if (e == p) {
-				if (o->missing == MISS_DROP)
+				if (o->missing == CSVLAY_MISS_DROP)
 					continue;
 				cli_die(EX_DATAERR, "%s:%llu: field %llu: "
 				    "missing label", infile_label(in),
 				    (unsigned long long)ln,
 				    (unsigned long long)lfield);
 			}
-			if (!put_label(ou, p, (size_t)(e - p), where))
+			if (!put_label(ou, p, (size_t)(e - p), 0, where))
 				continue;
 			/* Blank out the label so it is not a token. */
 			memset(p, '\t', (size_t)(e - p));
 		}
-		size_t nt = tokenize(doc, dn, &tok, &tcap);
-		ntouch = 0;
-		for (size_t t = 0; t < nt; t++) {
-			count_key(ou, vsrc ? &vocab : NULL, doc + tok[2 * t],
-			    tok[2 * t + 1], &touched, &ntouch, &tc);
-			if (t + 1 == nt)
-				break;
-			bg.len = 0;
-			sb_add(&bg, doc + tok[2 * t], tok[2 * t + 1]);
-			sb_add(&bg, " ", 1);
-			sb_add(&bg, doc + tok[2 * t + 2], tok[2 * t + 3]);
-			count_key(ou, vsrc ? &vocab : NULL, bg.p, bg.len,
-			    &touched, &ntouch, &tc);
-		}
+		if (text_count(&tc, doc, dn, ou->row) != 0)
+			cli_die(EX_OSERR, "out of memory");
 		put_row(ou, where);
 		/* put_row transformed the row in place: clear it all when
 		 * it was scaled (every entry may have moved), else only the
@@ -1669,15 +881,12 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 		if (ou->sc.on)
 			memset(ou->row, 0, d * sizeof *ou->row);
 		else
-			for (size_t t = 0; t < ntouch; t++)
-				ou->row[touched[t]] = 0;
+			text_clear(&tc, ou->row);
 	}
 	if (infile_error(in) || ferror(infile_fp(in)))
 		cli_infile_die(in);
 	free(line);
-	free(tok);
-	free(touched);
-	free(bg.p);
+	text_counter_free(&tc);
 	strtab_free(&vocab);
 	finish(ou, inputs, ninputs, infile_label(in));
 }
@@ -1733,7 +942,7 @@ main(int argc, char **argv)
 	struct infile *in, *side = NULL, *lmap = NULL, *inputs[3];
 	struct ts_meta sm = { 0 };
 	const char *path, *bad;
-	char name[MAX_DATASET + 1], err[256];
+	char name[MAX_DATASET + 1], err[256], msg[CSVLAY_MSG];
 	FILE *ofp;
 	int ch, rc, ninputs = 1;
 
@@ -1767,7 +976,8 @@ main(int argc, char **argv)
 			o.clip_arg = optarg;
 			break;
 		case OPT_COLUMNS:
-			check_columns(optarg);
+			if (csvlay_check_columns(optarg, msg) != 0)
+				cli_usage_error("%s", msg);
 			o.columns = optarg;
 			break;
 		case OPT_DATASET:
@@ -1817,7 +1027,7 @@ main(int argc, char **argv)
 			o.no_label = 1;
 			break;
 		case OPT_NORMALIZE:
-			o.normalize = NORM_L1 + cli_choice("--normalize",
+			o.normalize = SCALE_NORM_L1 + cli_choice("--normalize",
 			    optarg, norms);
 			break;
 		case OPT_RESIZE:
@@ -1863,7 +1073,7 @@ main(int argc, char **argv)
 		    "--labels FILE)");
 	if (o.format == FMT_CSV && !o.label && !o.no_label)
 		cli_usage_error("csv input needs --label COLUMN or --no-label");
-	if (o.format == FMT_TEXT && o.label && !is_index(o.label))
+	if (o.format == FMT_TEXT && o.label && !csvlay_is_index(o.label))
 		cli_usage_error("invalid --label '%s': text input takes the "
 		    "index of a tab-separated field", o.label);
 	if (o.hash_set && o.vocab)
@@ -1910,6 +1120,7 @@ main(int argc, char **argv)
 				    "file)", sp);
 		}
 	}
+	labcol_init(&ou.lab, o.classes, o.drop_unknown);
 	if (o.label_map) {
 		lmap = cli_infile_open(o.label_map, INFILE_GZIP);
 		inputs[ninputs++] = lmap;
@@ -1917,12 +1128,14 @@ main(int argc, char **argv)
 			cli_usage_error("--label-map '%s' is the input itself: a "
 			    "label set learnt from private data is not public",
 			    o.label_map);
-		load_label_map(&ou.lab, lmap);
+		load_label_map(&ou, lmap);
 	}
 	ofp = cli_out_open(o.output, o.force);
 	ou.o = &o;
-	ou.lab.all_int = 1;
 	ou.w = cli_writer(ofp, o.level);
+	ou.sc.normalize = o.normalize;
+	ou.sc.clip = o.clip_arg ? o.clip : 0;
+	ou.sc.dtype = o.dtype;
 	if (o.scale) {
 		ou.sc.on = 1;
 		ou.sc.lo = o.scale_lo;

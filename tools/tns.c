@@ -13,13 +13,13 @@
 #include "cli.h"
 #include "csvin.h"
 #include "ledger.h"
-#include "rng.h"
+#include "npy.h"
+#include "split.h"
 #include "tensor.h"
+#include "tstats.h"
 #include "tstream.h"
+#include "tsvalue.h"
 
-#define NPY_MAX_HEADER 65536u		/* bytes in a .npy header dict */
-#define NPY_GROWTH_DIGITS 21		/* numpy's spare room for dims[0] */
-#define NPY_ALIGN 64			/* numpy >= 1.14 aligns data to 64 */
 #define MAX_PARTS 1000000
 #define MAX_LISTED 20			/* tensor names listed in a message */
 #define CSV_MAX_COLS (1u << 24)		/* columns named by to-csv --header */
@@ -166,13 +166,6 @@ usage(int status)
 
 /* ---- small helpers ---- */
 
-static void
-put_le64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
 /* Write the stream metadata (inherited keys, then prov.*) as one record
  * at the end, finish the stream and commit the output. */
 static void
@@ -282,38 +275,9 @@ one_operand(int argc, const char *cmd)
 static void
 print_value(FILE *fp, int dtype, const unsigned char *p)
 {
-	float f;
-	double d;
-	int32_t i32;
-	int64_t i64;
+	char buf[TS_VALUE_TEXT];
 
-	switch (dtype) {
-	case TS_F32:
-		memcpy(&f, p, sizeof f);
-		if (isnan(f))
-			fputs("nan", fp);	/* not "-nan": no payloads */
-		else
-			fprintf(fp, "%.9g", (double)f);
-		break;
-	case TS_F64:
-		memcpy(&d, p, sizeof d);
-		if (isnan(d))
-			fputs("nan", fp);
-		else
-			fprintf(fp, "%.17g", d);
-		break;
-	case TS_I32:
-		memcpy(&i32, p, sizeof i32);
-		fprintf(fp, "%ld", (long)i32);
-		break;
-	case TS_I64:
-		memcpy(&i64, p, sizeof i64);
-		fprintf(fp, "%lld", (long long)i64);
-		break;
-	default:
-		fprintf(fp, "%u", (unsigned)*p);
-		break;
-	}
+	fputs(ts_value_format(buf, sizeof buf, dtype, p), fp);
 }
 
 /* ---- verify ---- */
@@ -355,121 +319,13 @@ cmd_verify(struct opts *o, int argc, char **argv)
 
 /* ---- info ---- */
 
-struct stats {
-	uint64_t count, nans;
-	double min, max, sum, comp;
-	int64_t imin, imax;
-	int nonfinite;
-};
-
-static void
-stats_add(struct stats *s, double x)
-{
-	double t;
-
-	if (isnan(x)) {
-		s->nans++;
-		return;
-	}
-	if (s->count == 0 || x < s->min)
-		s->min = x;
-	if (s->count == 0 || x > s->max)
-		s->max = x;
-	s->count++;
-	if (!isfinite(x) || s->nonfinite) {
-		s->nonfinite = 1;
-		s->sum += x;
-		return;
-	}
-	/* Neumaier's compensated summation keeps the mean of long
-	 * streams accurate. */
-	t = s->sum + x;
-	if (fabs(s->sum) >= fabs(x))
-		s->comp += (s->sum - t) + x;
-	else
-		s->comp += (x - t) + s->sum;
-	s->sum = t;
-}
-
-static void
-stats_addi(struct stats *s, int64_t v)
-{
-	if (s->count == 0 || v < s->imin)
-		s->imin = v;
-	if (s->count == 0 || v > s->imax)
-		s->imax = v;
-	stats_add(s, (double)v);
-}
-
-static void
-stats_update(struct stats *s, int dtype, const unsigned char *p, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++) {
-		float f;
-		double d;
-		int32_t i32;
-		int64_t i64;
-
-		switch (dtype) {
-		case TS_F32:
-			memcpy(&f, p + 4 * i, 4);
-			stats_add(s, (double)f);
-			break;
-		case TS_F64:
-			memcpy(&d, p + 8 * i, 8);
-			stats_add(s, d);
-			break;
-		case TS_I32:
-			memcpy(&i32, p + 4 * i, 4);
-			stats_addi(s, i32);
-			break;
-		case TS_I64:
-			memcpy(&i64, p + 8 * i, 8);
-			stats_addi(s, i64);
-			break;
-		default:
-			stats_addi(s, p[i]);
-			break;
-		}
-	}
-}
-
-static int
-is_int_dtype(int dtype)
-{
-	return dtype == TS_I32 || dtype == TS_I64 || dtype == TS_U8;
-}
-
-static double
-stats_mean(const struct stats *s)
-{
-	if (s->nonfinite)
-		return s->sum / (double)s->count;
-	return (s->sum + s->comp) / (double)s->count;
-}
-
-/* Format a statistic: integers exactly, f32 with 9 and others with 17
- * significant digits. */
-static void
-fmt_num(char *buf, size_t len, int dtype, double v, int64_t iv, int exact_int)
-{
-	if (isnan(v) && !(exact_int && is_int_dtype(dtype)))
-		snprintf(buf, len, "nan");
-	else if (exact_int && is_int_dtype(dtype))
-		snprintf(buf, len, "%lld", (long long)iv);
-	else if (dtype == TS_F32 && exact_int)
-		snprintf(buf, len, "%.9g", v);
-	else
-		snprintf(buf, len, "%.17g", v);
-}
-
 struct tinfo {
 	char name[TS_MAX_NAME + 1];
 	int dtype, ndim, streamed;
 	uint64_t dims[TS_MAX_NDIM];
 	uint64_t bytes;
 	struct ts_meta meta;
-	struct stats st;
+	struct ts_stats st;
 };
 
 struct finfo {
@@ -511,7 +367,7 @@ read_info(struct finfo *fi, FILE *fp, const char *label, int want_stats,
 			uint64_t per = rb / ts_dtype_size(ti->dtype);
 			while (!done) {
 				n = cli_fill_rows(r, b->p, rb, cap, &done);
-				stats_update(&ti->st, ti->dtype, b->p, n * per);
+				ts_stats_update(&ti->st, ti->dtype, b->p, n * per);
 				rows += n;
 			}
 		} else {
@@ -753,7 +609,7 @@ info_text(FILE *fp, const struct finfo *fi, int want_stats)
 	}
 	for (size_t i = 0; i < fi->nt; i++) {
 		const struct tinfo *ti = &fi->t[i];
-		const struct stats *s = &ti->st;
+		const struct ts_stats *s = &ti->st;
 		char *row[9] = { (char *)ti->name,
 		    (char *)ts_dtype_name(ti->dtype), shape, bytes,
 		    ti->streamed ? "streamed" : "declared", mn, mx, mean, nans };
@@ -762,10 +618,12 @@ info_text(FILE *fp, const struct finfo *fi, int want_stats)
 		snprintf(bytes, sizeof bytes, "%llu",
 		    (unsigned long long)ti->bytes);
 		if (s->count > 0) {
-			fmt_num(mn, sizeof mn, ti->dtype, s->min, s->imin, 1);
-			fmt_num(mx, sizeof mx, ti->dtype, s->max, s->imax, 1);
-			fmt_num(mean, sizeof mean, ti->dtype, stats_mean(s), 0,
-			    0);
+			ts_stat_format(mn, sizeof mn, ti->dtype, s->min,
+			    s->imin, 1);
+			ts_stat_format(mx, sizeof mx, ti->dtype, s->max,
+			    s->imax, 1);
+			ts_stat_format(mean, sizeof mean, ti->dtype,
+			    ts_stats_mean(s), 0, 0);
 		} else {
 			strcpy(mn, "-");
 			strcpy(mx, "-");
@@ -848,12 +706,12 @@ json_num(FILE *fp, int dtype, double v, int64_t iv, int exact_int)
 {
 	char buf[32];
 
-	if (isnan(v) && !(exact_int && is_int_dtype(dtype)))
+	if (isnan(v) && !(exact_int && ts_dtype_is_int(dtype)))
 		fputs("\"nan\"", fp);
-	else if (isinf(v) && !(exact_int && is_int_dtype(dtype)))
+	else if (isinf(v) && !(exact_int && ts_dtype_is_int(dtype)))
 		fputs(v > 0 ? "\"inf\"" : "\"-inf\"", fp);
 	else {
-		fmt_num(buf, sizeof buf, dtype, v, iv, exact_int);
+		ts_stat_format(buf, sizeof buf, dtype, v, iv, exact_int);
 		fputs(buf, fp);
 	}
 }
@@ -884,7 +742,7 @@ info_json(FILE *fp, const struct finfo *fi, int want_stats)
 	    fi->version, (unsigned long long)fi->digest);
 	for (size_t i = 0; i < fi->nt; i++) {
 		const struct tinfo *ti = &fi->t[i];
-		const struct stats *s = &ti->st;
+		const struct ts_stats *s = &ti->st;
 
 		fprintf(fp, "%s{\"name\":", i ? "," : "");
 		json_str(fp, ti->name);
@@ -907,7 +765,7 @@ info_json(FILE *fp, const struct finfo *fi, int want_stats)
 				fputs(",\"max\":", fp);
 				json_num(fp, ti->dtype, s->max, s->imax, 1);
 				fputs(",\"mean\":", fp);
-				json_num(fp, ti->dtype, stats_mean(s), 0, 0);
+				json_num(fp, ti->dtype, ts_stats_mean(s), 0, 0);
 			} else {
 				fputs(",\"min\":null,\"max\":null,\"mean\":null",
 				    fp);
@@ -1215,50 +1073,6 @@ cmd_meta(struct opts *o, int argc, char **argv)
 
 /* ---- split ---- */
 
-struct pkey {
-	uint64_t key, idx;
-};
-
-static int
-pkey_cmp(const void *a, const void *b)
-{
-	const struct pkey *x = a, *y = b;
-
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/*
- * The keyed permutation: row i gets the key XXH64(i as 8 little-endian
- * bytes, seed S), and rows are ordered by key, ties by index.  Without
- * the seed the order is unpredictable; with it, reproducible.  It is not
- * a cryptographic shuffle (XXH64 is not a PRF); partitions only need to
- * be disjoint and unrelated to the row order.
- */
-static uint64_t *
-permutation(uint64_t n, uint64_t seed)
-{
-	struct pkey *k;
-	uint64_t *perm;
-	unsigned char b[8];
-
-	if (n > SIZE_MAX / sizeof *k)
-		cli_die(EX_OSERR, "out of memory");
-	k = cli_reallocarray(NULL, (size_t)n, sizeof *k);
-	for (uint64_t i = 0; i < n; i++) {
-		put_le64(b, i);
-		k[i].key = ts_xxh64(b, sizeof b, seed);
-		k[i].idx = i;
-	}
-	qsort(k, (size_t)n, sizeof *k, pkey_cmp);
-	perm = cli_reallocarray(NULL, (size_t)n, sizeof *perm);
-	for (uint64_t i = 0; i < n; i++)
-		perm[i] = k[i].idx;
-	free(k);
-	return perm;
-}
-
 static int
 cmd_split(struct opts *o, int argc, char **argv)
 {
@@ -1271,6 +1085,7 @@ cmd_split(struct opts *o, int argc, char **argv)
 	uint64_t rows = 0, seed, *perm, *size, start = 0, digest;
 	const char *seed_source;
 	uint64_t parent, split_id;
+	const char *bad;
 	int width = 1, rc;
 
 	one_operand(argc, "split");
@@ -1340,36 +1155,16 @@ cmd_split(struct opts *o, int argc, char **argv)
 	digest = ts_reader_digest(r);
 
 	size = cli_reallocarray(NULL, nparts, sizeof *size);
-	if (o->parts) {
-		for (size_t i = 0; i < nparts; i++)
-			size[i] = rows / nparts + (i < rows % nparts);
-	} else {
-		uint64_t used = 0;
-		for (size_t i = 0; i + 1 < nparts; i++) {
-			double f = floor(o->fractions[i] * (double)rows);
-			size[i] = f >= (double)(rows - used) ? rows - used :
-			    (uint64_t)f;
-			used += size[i];
-		}
-		size[nparts - 1] = rows - used;
-	}
-	perm = permutation(rows, seed);
+	split_sizes(rows, nparts, o->parts ? NULL : o->fractions, size);
+	if (split_permutation(rows, seed, &perm) != 0)
+		cli_die(EX_OSERR, "out of memory");
 	/* The split's identity, the same in every part and fresh on every
 	 * run, seeded or not: parts of two runs may overlap (teacher-vote
 	 * and kde-publish check).  Random, never a digest of the input: an
 	 * unkeyed digest of the rows would let anyone who knows the other
 	 * records test whether one was in them (tensor-stream.md, 10.2). */
-	{
-		unsigned char b[16];
-		if (rng_entropy(b, sizeof b) != 0)
-			cli_die(EX_OSERR, "no secure randomness: %s",
-			    strerror(errno));
-		parent = split_id = 0;
-		for (int k = 0; k < 8; k++) {
-			parent |= (uint64_t)b[k] << (8 * k);
-			split_id |= (uint64_t)b[8 + k] << (8 * k);
-		}
-	}
+	if (split_new_ids(&parent, &split_id) != 0)
+		cli_die(EX_OSERR, "no secure randomness: %s", strerror(errno));
 	for (size_t x = nparts - 1; x >= 10; x /= 10)
 		width++;
 	for (size_t i = 0; i < nparts; i++) {
@@ -1399,28 +1194,12 @@ cmd_split(struct opts *o, int argc, char **argv)
 				cli_wdie(w, rc);
 		}
 		cli_inherit(&meta, ts_reader_meta(r), label);
-		/* The raw marks as they were when split: a teacher trained
-		 * on a part is an aggregate of it, but a part that was
-		 * already an aggregate of the whole dataset (say, scaled by
-		 * its mean) ties the teachers together (teacher-vote). */
-		for (size_t k = 0; k < meta.n; k++) {
-			char sk[TS_MAX_KEY + 8];
-			if (strncmp(meta.kv[k].key, "dp.raw.", 7) != 0)
-				continue;
-			if ((size_t)snprintf(sk, sizeof sk, "split.raw.%s",
-			    meta.kv[k].key + 7) > TS_MAX_KEY)
-				cli_die(EX_DATAERR, "%s: ledger key '%s' is too "
-				    "long to record in split.raw", label,
-				    meta.kv[k].key);
-			if (ts_meta_set(&meta, sk, meta.kv[k].val) != 0)
-				cli_die(EX_OSERR, "out of memory");
-		}
-		if (ts_meta_setf(&meta, "split.part", "%zu/%zu", i, nparts) ||
-		    ts_meta_set(&meta, "split.seed_source", seed_source) ||
-		    ts_meta_setf(&meta, "split.parent", "%016llx",
-		    (unsigned long long)parent) ||
-		    ts_meta_setf(&meta, "split.id", "%016llx",
-		    (unsigned long long)split_id))
+		rc = split_mark(&meta, i, nparts, seed_source, parent, split_id,
+		    &bad);
+		if (rc == PV_E_LIMIT)
+			cli_die(EX_DATAERR, "%s: ledger key '%s' is too long to "
+			    "record in split.raw", label, bad);
+		if (rc != 0)
 			cli_die(EX_OSERR, "out of memory");
 		cli_prov(&meta);
 		cli_prov_input(&prov, 0, label, digest, ts_reader_meta(r));
@@ -1572,76 +1351,6 @@ cmd_to_csv(struct opts *o, int argc, char **argv)
 /* ---- from-csv ---- */
 
 static int
-parse_int(const char *s, long long lo, long long hi, long long *out)
-{
-	char *end;
-	long long v;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (end == s)
-		return -1;
-	while (*end == ' ' || *end == '\t')
-		end++;
-	if (*end != '\0')
-		return -1;
-	if (errno == ERANGE || v < lo || v > hi)
-		return -2;
-	*out = v;
-	return 0;
-}
-
-/* Convert one CSV field to dtype at p.  @return NULL or a message. */
-static const char *
-csv_value(const char *s, int dtype, unsigned char *p)
-{
-	double d;
-	float f;
-	long long v;
-	int32_t i32;
-	int64_t i64;
-	int rc;
-
-	switch (dtype) {
-	case TS_F64:
-		if (csvin_double(s, &d) != 0)
-			return "is not a number";
-		memcpy(p, &d, 8);
-		return NULL;
-	case TS_F32:
-		if (csvin_double(s, &d) != 0)
-			return "is not a number";
-		if (isfinite(d) && fabs(d) > 3.4028234663852886e38)
-			return "is out of range for f32";
-		f = (float)d;
-		memcpy(p, &f, 4);
-		return NULL;
-	case TS_I32:
-		if ((rc = parse_int(s, INT32_MIN, INT32_MAX, &v)) != 0)
-			return rc == -1 ? "is not an integer" :
-			    "is out of range for i32";
-		i32 = (int32_t)v;
-		memcpy(p, &i32, 4);
-		return NULL;
-	case TS_I64:
-		if ((rc = parse_int(s, INT64_MIN, INT64_MAX, &v)) != 0)
-			return rc == -1 ? "is not an integer" :
-			    "is out of range for i64";
-		i64 = (int64_t)v;
-		memcpy(p, &i64, 8);
-		return NULL;
-	default:
-		if ((rc = parse_int(s, 0, 255, &v)) != 0)
-			return rc == -1 ? "is not an integer" :
-			    "is out of range for u8";
-		*p = (unsigned char)v;
-		return NULL;
-	}
-}
-
-static int
 cmd_from_csv(struct opts *o, int argc, char **argv)
 {
 	const char *label, *name = o->name ? o->name : "x", *bad;
@@ -1678,7 +1387,7 @@ cmd_from_csv(struct opts *o, int argc, char **argv)
 			    (unsigned long long)csvin_line(c), nf, ncols);
 		}
 		for (size_t j = 0; j < nf; j++) {
-			if ((bad = csv_value(f[j], o->dtype, row + j * esz))
+			if ((bad = ts_value_parse(f[j], o->dtype, row + j * esz))
 			    == NULL)
 				continue;
 			free(row);
@@ -1729,176 +1438,6 @@ cmd_from_csv(struct opts *o, int argc, char **argv)
 
 /* ---- NumPy .npy ---- */
 
-static const struct {
-	const char *descr;
-	int dtype;
-} npy_types[] = {
-	{ "<f4", TS_F32 }, { "<f8", TS_F64 }, { "<i4", TS_I32 },
-	{ "<i8", TS_I64 }, { "|u1", TS_U8 }, { "<u1", TS_U8 },
-};
-
-static const char *
-npy_descr(int dtype)
-{
-	for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++)
-		if (npy_types[i].dtype == dtype)
-			return npy_types[i].descr;
-	return NULL;
-}
-
-/* Cursor over the header dict, a Python literal (NEP 1). */
-struct npy_cur {
-	const char *p, *end;
-};
-
-static void
-npy_ws(struct npy_cur *c)
-{
-	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t'))
-		c->p++;
-}
-
-static int
-npy_eat(struct npy_cur *c, char ch)
-{
-	npy_ws(c);
-	if (c->p < c->end && *c->p == ch) {
-		c->p++;
-		return 1;
-	}
-	return 0;
-}
-
-/* A quoted string without escapes into buf. */
-static int
-npy_string(struct npy_cur *c, char *buf, size_t len)
-{
-	char q;
-	size_t n = 0;
-
-	npy_ws(c);
-	if (c->p >= c->end || (*c->p != '\'' && *c->p != '"'))
-		return -1;
-	q = *c->p++;
-	while (c->p < c->end && *c->p != q) {
-		if (*c->p == '\\' || n + 1 >= len)
-			return -1;
-		buf[n++] = *c->p++;
-	}
-	if (c->p >= c->end)
-		return -1;
-	c->p++;
-	buf[n] = '\0';
-	return 0;
-}
-
-static int
-npy_word(struct npy_cur *c, const char *w)
-{
-	size_t n = strlen(w);
-
-	npy_ws(c);
-	if ((size_t)(c->end - c->p) >= n && memcmp(c->p, w, n) == 0) {
-		c->p += n;
-		return 1;
-	}
-	return 0;
-}
-
-/* A shape tuple of decimal integers, overflow-checked. */
-static const char *
-npy_shape(struct npy_cur *c, int *ndim, uint64_t *dims)
-{
-	int k = 0, comma = 0;
-
-	if (!npy_eat(c, '('))
-		return "header 'shape': expected a tuple";
-	while (!npy_eat(c, ')')) {
-		uint64_t v = 0;
-		const char *p0;
-
-		if (k > 0 && !comma)
-			return "header 'shape': expected ','";
-		if (k >= TS_MAX_NDIM)
-			return "header 'shape': more than 8 dimensions";
-		npy_ws(c);
-		for (p0 = c->p; c->p < c->end && *c->p >= '0' && *c->p <= '9';
-		    c->p++)
-			if (ck_mul_u64(v, 10, &v) != 0 || ck_add_u64(v,
-			    (uint64_t)(*c->p - '0'), &v) != 0)
-				return "header 'shape': dimension overflows";
-		/* Python 3 rejects leading zeros ("01"); so does this. */
-		if (c->p == p0 || (*p0 == '0' && c->p - p0 > 1))
-			return "header 'shape': expected a decimal integer";
-		dims[k++] = v;
-		comma = npy_eat(c, ',');
-	}
-	if (k == 1 && !comma)
-		return "header 'shape': a 1-tuple needs a comma";
-	*ndim = k;
-	return NULL;
-}
-
-/* Parse the header dict in h[0..n).  @return NULL or a message. */
-static const char *
-npy_parse(const char *h, size_t n, int *dtype, int *ndim, uint64_t *dims)
-{
-	struct npy_cur c = { h, h + n };
-	char key[32], descr[32];
-	const char *bad;
-	int seen = 0;
-
-	if (n == 0 || h[n - 1] != '\n')
-		return "header does not end with a newline";
-	c.end--;
-	if (!npy_eat(&c, '{'))
-		return "header is not a dict";
-	while (!npy_eat(&c, '}')) {
-		if (npy_string(&c, key, sizeof key) != 0)
-			return "header dict: expected a quoted key";
-		if (!npy_eat(&c, ':'))
-			return "header dict: expected ':'";
-		if (strcmp(key, "descr") == 0 && !(seen & 1)) {
-			size_t i;
-			if (npy_string(&c, descr, sizeof descr) != 0)
-				return "header 'descr': expected a dtype string";
-			for (i = 0; i < sizeof npy_types / sizeof npy_types[0];
-			    i++)
-				if (strcmp(descr, npy_types[i].descr) == 0)
-					break;
-			if (i == sizeof npy_types / sizeof npy_types[0])
-				return "header 'descr': unsupported dtype (use "
-				    "<f4, <f8, <i4, <i8 or |u1)";
-			*dtype = npy_types[i].dtype;
-			seen |= 1;
-		} else if (strcmp(key, "fortran_order") == 0 && !(seen & 2)) {
-			if (npy_word(&c, "True"))
-				return "fortran_order True is not supported "
-				    "(save a C-ordered array)";
-			if (!npy_word(&c, "False"))
-				return "header 'fortran_order': expected False";
-			seen |= 2;
-		} else if (strcmp(key, "shape") == 0 && !(seen & 4)) {
-			if ((bad = npy_shape(&c, ndim, dims)) != NULL)
-				return bad;
-			seen |= 4;
-		} else {
-			return "header dict: unknown or repeated key";
-		}
-		if (!npy_eat(&c, ',')) {
-			if (!npy_eat(&c, '}'))
-				return "header dict: expected ',' or '}'";
-			break;
-		}
-	}
-	if (seen != 7)
-		return "header dict lacks 'descr', 'fortran_order' or 'shape'";
-	npy_ws(&c);
-	if (c.p != c.end)
-		return "unexpected characters after the header dict";
-	return NULL;
-}
-
 static int
 cmd_from_npy(struct opts *o, int argc, char **argv)
 {
@@ -1909,11 +1448,9 @@ cmd_from_npy(struct opts *o, int argc, char **argv)
 	struct ts_meta meta = { 0 }, prov = { 0 };
 	struct tensor t;
 	struct cli_rowbuf b = { NULL, 0 };
-	unsigned char pre[12];
-	char *h;
-	size_t hl, pl;
-	uint64_t dims[TS_MAX_NDIM] = { 0 }, el, rb, rows, cap;
-	int dtype = 0, ndim = 0, rc;
+	char msg[NPY_MSG];
+	uint64_t rb, rows, cap;
+	int rc;
 
 	one_operand(argc, "from-npy");
 	if ((bad = ts_check_name(name)) != NULL)
@@ -1922,49 +1459,15 @@ cmd_from_npy(struct opts *o, int argc, char **argv)
 	label = infile_label(in);
 	fp = infile_fp(in);
 	w = cli_writer(cli_out_open(o->output, o->force), o->level);
-	if (fread(pre, 1, 10, fp) != 10) {
-		if (ferror(fp))
+	if ((rc = npy_read_header(fp, name, &t, msg)) != 0) {
+		if (rc == PV_E_IO)
 			cli_infile_die(in);
-		cli_die(EX_DATAERR, "%s: truncated .npy header", label);
+		if (rc == PV_E_USAGE)
+			cli_die(EX_SOFTWARE, "%s", msg);
+		if (rc == PV_E_NOMEM)
+			cli_die(EX_OSERR, "out of memory");
+		cli_die(EX_DATAERR, "%s: %s", label, msg);
 	}
-	if (memcmp(pre, "\x93NUMPY", 6) != 0)
-		cli_die(EX_DATAERR, "%s: offset 0: not a .npy file (bad magic)",
-		    label);
-	if (pre[6] < 1 || pre[6] > 3 || pre[7] != 0)
-		cli_die(EX_DATAERR, "%s: offset 6: unsupported .npy version "
-		    "%u.%u", label, pre[6], pre[7]);
-	if (pre[6] == 1) {
-		hl = (size_t)pre[8] | (size_t)pre[9] << 8;
-		pl = 10;
-	} else {
-		if (fread(pre + 10, 1, 2, fp) != 2)
-			cli_die(EX_DATAERR, "%s: truncated .npy header", label);
-		hl = (size_t)pre[8] | (size_t)pre[9] << 8 |
-		    (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
-		pl = 12;
-	}
-	if (hl > NPY_MAX_HEADER)
-		cli_die(EX_DATAERR, "%s: offset 8: header length %zu exceeds the "
-		    "limit %u", label, hl, NPY_MAX_HEADER);
-	h = cli_malloc(hl);
-	if (fread(h, 1, hl, fp) != hl)
-		cli_die(EX_DATAERR, "%s: truncated .npy header", label);
-	if (memchr(h, '\0', hl) != NULL)
-		bad = "NUL byte in the header";
-	else
-		bad = npy_parse(h, hl, &dtype, &ndim, dims);
-	if (bad != NULL)
-		cli_die(EX_DATAERR, "%s: offset %zu: %s", label, pl, bad);
-	free(h);
-	if (tensor_init(&t, name, dtype, ndim, dims) != 0)
-		cli_die(EX_SOFTWARE, "bad tensor header");
-	if (tensor_elems(&t, &el) != 0 || tensor_bytes(&t, &rb) != 0)
-		cli_die(EX_DATAERR, "%s: offset %zu: header 'shape': the size "
-		    "overflows", label, pl);
-	if (el > TS_MAX_ELEMS)
-		cli_die(EX_DATAERR, "%s: offset %zu: header 'shape': %llu "
-		    "elements exceed the limit %llu", label, pl,
-		    (unsigned long long)el, (unsigned long long)TS_MAX_ELEMS);
 	tensor_row_bytes(&t, &rb);
 	rows = tensor_rows(&t);
 	if ((rc = ts_write_begin(w, &t)) != 0)
@@ -2002,41 +1505,6 @@ cmd_from_npy(struct opts *o, int argc, char **argv)
 	return 0;
 }
 
-/* The header numpy's np.save writes (format 1.0, numpy >= 1.24): the
- * dict, spare room for dims[0] to grow to 21 digits, spaces and a newline
- * so the data starts at a multiple of 64 bytes. */
-static size_t
-npy_header(char *buf, size_t len, const struct tensor *t)
-{
-	char shape[TS_MAX_NDIM * 22 + 4];
-	size_t k = 0, n, pad;
-
-	for (int i = 0; i < t->ndim; i++)
-		k += (size_t)snprintf(shape + k, sizeof shape - k, "%s%llu",
-		    i ? ", " : "", (unsigned long long)t->dims[i]);
-	if (t->ndim == 1)
-		k += (size_t)snprintf(shape + k, sizeof shape - k, ",");
-	shape[k] = '\0';
-	n = (size_t)snprintf(buf + 10, len - 10, "{'descr': '%s', "
-	    "'fortran_order': False, 'shape': (%s), }", npy_descr(t->dtype),
-	    shape);
-	if (t->ndim > 0) {
-		char d0[24];
-		int dl = snprintf(d0, sizeof d0, "%llu",
-		    (unsigned long long)t->dims[0]);
-		for (int i = dl; i < NPY_GROWTH_DIGITS; i++)
-			buf[10 + n++] = ' ';
-	}
-	pad = NPY_ALIGN - (10 + n + 1) % NPY_ALIGN;
-	memset(buf + 10 + n, ' ', pad);
-	n += pad;
-	buf[10 + n++] = '\n';
-	memcpy(buf, "\x93NUMPY\x01\x00", 8);
-	buf[8] = (char)(n & 0xff);
-	buf[9] = (char)(n >> 8);
-	return 10 + n;
-}
-
 static int
 cmd_to_npy(struct opts *o, int argc, char **argv)
 {
@@ -2044,7 +1512,7 @@ cmd_to_npy(struct opts *o, int argc, char **argv)
 	FILE *in, *out;
 	struct ts_reader *r;
 	struct tensor hdr;
-	char head[512];
+	char head[NPY_HEADER_BUF];
 	size_t hn;
 	uint64_t nb;
 	int rc;
@@ -2063,7 +1531,9 @@ cmd_to_npy(struct opts *o, int argc, char **argv)
 	if ((rc = ts_read_data(r, &hdr)) != 0)
 		cli_rdie(r, rc);
 	drain(r);
-	hn = npy_header(head, sizeof head, &hdr);
+	if ((hn = npy_header(head, sizeof head, &hdr)) == 0)
+		cli_die(EX_SOFTWARE, "%s: dtype %d has no .npy type", label,
+		    hdr.dtype);
 	tensor_bytes(&hdr, &nb);
 	if (fwrite(head, 1, hn, out) != hn ||
 	    fwrite(hdr.data, 1, (size_t)nb, out) != (size_t)nb)
