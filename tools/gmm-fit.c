@@ -13,10 +13,11 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "covnoise.h"
 #include "dpcli.h"
+#include "dpem.h"
 #include "fpsum.h"
 #include "gmm.h"
+#include "gmmfit.h"
 #include "jgauss.h"
 #include "la.h"
 #include "labels.h"
@@ -42,11 +43,6 @@
 #define WORK_ITEM "gmm-fit"
 #define UNSAFE_ENV "PRIVADA_TEST_UNSAFE"
 
-/* The three parts of each iteration's release. */
-enum { P_CNT, P_SUM, P_MOM, NPARTS };
-static const char *const part_name[NPARTS] = { "counts", "sums",
-    "second moments" };
-
 enum {
 	OPT_ASSUME_RAW = 256, OPT_AUDIT, OPT_BY_LABEL, OPT_CLASSES, OPT_CLIP, OPT_COVARIANCE,
 	OPT_DATASET, OPT_INIT, OPT_INIT_MEANS, OPT_ITERS, OPT_LEVEL, OPT_MAX_ITER,
@@ -60,7 +56,7 @@ struct opts {
 	int assume_raw;
 	int has_eps, has_delta, has_sigma, has_clip, has_split, has_iters;
 	int has_tol, has_max_iter, has_restarts, has_classes, dp;
-	double epsilon, delta, sigma, clip, reg, tol, split[NPARTS];
+	double epsilon, delta, sigma, clip, reg, tol, split[DPEM_NPARTS];
 	size_t k, iters, max_iter, restarts, classes;
 	uint64_t audit;
 };
@@ -75,15 +71,6 @@ struct data {
 	char *label_names;		/* lset.names (owned), or NULL */
 	int names_ok;			/* label_names may be published */
 	uint64_t nonfinite, dropped;
-};
-
-/* The noise plan of DP-EM: one Gaussian mechanism per iteration. */
-struct plan {
-	double z;			/* joint multiplier asked for */
-	double mu;			/* per iteration */
-	struct jgauss_part p[NPARTS];
-	double delta2_true[NPARTS];	/* the sensitivities that hold */
-	double fp_margin;		/* relative float margin (fpsum.h) */
 };
 
 __attribute__((noreturn)) static void
@@ -178,7 +165,7 @@ parse_split(struct opts *o, const char *arg)
 	const char *p = arg;
 	char *end;
 
-	for (int i = 0; i < NPARTS; i++) {
+	for (int i = 0; i < DPEM_NPARTS; i++) {
 		errno = 0;
 		o->split[i] = strtod(p, &end);
 		if (end == p || errno == ERANGE || !isfinite(o->split[i]) ||
@@ -186,7 +173,7 @@ parse_split(struct opts *o, const char *arg)
 			cli_usage_error("invalid --split '%s': expected three "
 			    "positive weights A,B,C", arg);
 		p = end;
-		if (i < NPARTS - 1 && *p++ != ',')
+		if (i < DPEM_NPARTS - 1 && *p++ != ',')
 			cli_usage_error("invalid --split '%s': expected three "
 			    "positive weights A,B,C", arg);
 	}
@@ -488,7 +475,7 @@ struct out {
 
 static void
 put_tensor(struct out *ot, const char *base, uint64_t rep, int ndim,
-    const uint64_t *dims, double *data, const struct ts_meta *meta)
+    const uint64_t *dims, const double *data, const struct ts_meta *meta)
 {
 	struct tensor t;
 	char name[TS_MAX_NAME + 1];
@@ -503,7 +490,7 @@ put_tensor(struct out *ot, const char *base, uint64_t rep, int ndim,
 		cli_die(EX_SOFTWARE, "bad tensor header for '%s'", name);
 	if (meta && ts_meta_merge(&t.meta, meta, "", NULL) != 0)
 		cli_die(EX_OSERR, "out of memory");
-	t.data = data;
+	t.data = (void *)data;		/* only read by the writer */
 	if ((rc = ts_write_tensor(ot->w, &t)) != 0)
 		cli_wdie(ot->w, rc);
 	t.data = NULL;
@@ -527,20 +514,47 @@ put_model(struct out *ot, int c, uint64_t rep, const struct gmm *g,
 	put_tensor(ot, base, rep, nd, dims, g->cov, NULL);
 }
 
+/* Write release rep of class c: the mixture, and with --stats the
+ * released statistics (and those of the DP start). */
+static void
+put_release(struct out *ot, const struct dpem *e, size_t c, uint64_t rep,
+    const struct opts *o, size_t d)
+{
+	char base[64];
+	size_t ml = gmm_mom_len(o->cov, d);
+
+	put_model(ot, (int)c, rep, dpem_model(e, c), NULL);
+	if (o->stats) {
+		uint64_t dims[3] = { o->iters, o->k, 1 + d + ml };
+
+		snprintf(base, sizeof base, "gmm/%zu/stats", c);
+		put_tensor(ot, base, rep, 3, dims, dpem_trace(e, c), NULL);
+	}
+	if (o->stats && o->init_dp) {
+		uint64_t dims[1] = { 1 + 2 * d };
+		double *v = cli_reallocarray(NULL, dims[0], sizeof *v);
+
+		dpem_init_stats(e, c, v);
+		snprintf(base, sizeof base, "gmm/%zu/init_stats", c);
+		put_tensor(ot, base, rep, 1, dims, v, NULL);
+		free(v);
+	}
+}
+
 /* ---- maximum likelihood (--sigma 0) ---- */
 
 struct vctx {
-	size_t cls, start, starts;
+	size_t cls, starts;
 };
 
 static void
-on_iter(void *arg, size_t it, double ll)
+on_iter(void *arg, size_t start, size_t it, double ll)
 {
 	const struct vctx *v = arg;
 
 	if (v->starts > 1)
 		fprintf(stderr, "%s: class %zu: start %zu: iteration %zu: "
-		    "log-likelihood %.17g\n", cli_prog(), v->cls, v->start, it,
+		    "log-likelihood %.17g\n", cli_prog(), v->cls, start, it,
 		    ll);
 	else
 		fprintf(stderr, "%s: class %zu: iteration %zu: log-likelihood "
@@ -548,446 +562,110 @@ on_iter(void *arg, size_t it, double ll)
 }
 
 struct fit {
-	double ll;			/* mean log-likelihood of the model */
-	double bic, aic;
-	size_t iters;			/* of the start kept */
-	size_t all_iters;		/* of all starts */
-	int converged;
-	double secs;			/* in EM iterations */
+	struct gmmfit_result r;
+	double secs;			/* in the fit */
 };
 
-/* Fit class c's mixture by EM with restarts; g receives the best. */
+/* Fit class c's mixture by EM with restarts (gmmfit); g receives the
+ * best. */
 static void
 fit_ml(const struct opts *o, struct rng *rng, const struct data *dt,
     size_t c, const double *init, struct gmm *g, struct fit *f,
     int threads)
 {
-	size_t n = dt->start[c + 1] - dt->start[c], d = dt->d, k = o->k;
-	size_t starts = o->restarts ? o->restarts : 1, bad = 0;
-	double *X = dt->X + dt->start[c] * d, *ctr, *cen, best = -INFINITY;
-	double ll, t0;
-	struct gmm cur;
-	struct gmm_work *w;
-	struct gmm_em_opts eo = { .tol = o->tol, .max_iter = o->has_iters ?
-	    o->iters : o->max_iter, .fixed = o->has_iters, .reg = o->reg };
-	struct gmm_em_result res;
-	struct vctx v = { c, 0, starts };
+	size_t n = dt->start[c + 1] - dt->start[c];
+	struct gmmfit_params p = { .k = o->k, .cov = o->cov, .reg = o->reg,
+	    .tol = o->tol, .max_iter = o->has_iters ? o->iters : o->max_iter,
+	    .fixed = o->has_iters, .restarts = o->restarts,
+	    .threads = threads };
+	struct vctx v = { c, o->restarts ? o->restarts : 1 };
+	const char *msg;
+	double t0;
 	int rc;
 
-	if (n < k)
+	if (n < o->k)
 		cli_die(EX_DATAERR, "%s: class %zu has %zu rows, fewer than the "
-		    "%zu components", dt->label, c, n, k);
-	if (gmm_alloc(&cur, k, d, o->cov) != 0 ||
-	    gmm_work_new(&w, k, d, o->cov, threads) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	/* EM on rows centred on their mean (translation does not change
-	 * the fit, and it keeps x U^-1 - mu U^-1 free of cancellation),
-	 * moved back at the end. */
-	ctr = cli_calloc(d, sizeof *ctr);
-	for (size_t i = 0; i < n; i++)
-		for (size_t a = 0; a < d; a++)
-			ctr[a] += X[i * d + a];
-	for (size_t a = 0; a < d; a++)
-		ctr[a] /= (double)n;
-	for (size_t i = 0; i < n; i++)
-		for (size_t a = 0; a < d; a++)
-			X[i * d + a] -= ctr[a];
-	cen = cli_reallocarray(NULL, k * d, sizeof *cen);
+		    "%zu components", dt->label, c, n, o->k);
+	if ((msg = gmmfit_check_params(&p)) != NULL)
+		cli_die(EX_SOFTWARE, "EM: %s", msg);
 	if (o->verbose) {
-		eo.on_iter = on_iter;
-		eo.arg = &v;
+		p.on_iter = on_iter;
+		p.ctx = &v;
 	}
-	f->secs = 0;
-	f->all_iters = 0;
-	for (size_t s = 0; s < starts; s++) {
-		v.start = s + 1;
-		if (init) {
-			for (size_t j = 0; j < k; j++)
-				for (size_t a = 0; a < d; a++)
-					cen[j * d + a] = init[j * d + a] -
-					    ctr[a];
-		} else {
-			gmm_kmeanspp(rng, X, n, d, k, cen);
-		}
-		if (gmm_init_centers(&cur, X, n, cen, o->reg) != 0)
-			cli_die(EX_OSERR, "out of memory");
-		t0 = cli_now();
-		rc = gmm_em(&cur, w, X, n, &eo, &res);
-		f->secs += cli_now() - t0;
-		f->all_iters += res.iters;
-		if (rc == GMM_E_NOTPD)
-			cli_die(EX_DATAERR, "%s: class %zu: component %zu: the "
-			    "covariance is not positive definite (try a larger "
-			    "--reg)", dt->label, c, res.bad);
-		if (rc != 0)
-			cli_die(rc == GMM_E_NOMEM ? EX_OSERR : EX_DATAERR,
-			    "%s: class %zu: EM: %s", dt->label, c,
-			    gmm_strerror(rc));
-		if (s == 0 || res.ll > best) {
-			best = res.ll;
-			gmm_copy(g, &cur);
-			f->iters = res.iters;
-			f->converged = res.converged;
-		}
-	}
-	if (!f->converged && !o->has_iters)
+	t0 = cli_now();
+	rc = gmmfit_run(&p, rng, dt->X + dt->start[c] * dt->d, n, dt->d,
+	    init, g, &f->r);
+	f->secs = cli_now() - t0;
+	if ((rc == 0 || f->r.final) && !f->r.converged && !o->has_iters)
 		cli_warn("class %zu: EM did not converge in %zu iterations "
 		    "(raise --max-iter or --tol)", c, o->max_iter);
-	/* The log-likelihood of the model written (after its M-step). */
-	rc = gmm_pass(w, g, X, n, NULL, &ll, &bad);
-	if (rc == GMM_E_NOTPD)
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc == PV_E_NOTPD)
 		cli_die(EX_DATAERR, "%s: class %zu: component %zu: the "
 		    "covariance is not positive definite (try a larger --reg)",
-		    dt->label, c, bad);
+		    dt->label, c, f->r.bad);
 	if (rc != 0)
-		cli_die(rc == GMM_E_NOMEM ? EX_OSERR : EX_DATAERR, "%s: class "
-		    "%zu: %s", dt->label, c, gmm_strerror(rc));
-	f->ll = ll / (double)n;
-	/* As scikit-learn: -2 log L + p log n, and -2 log L + 2 p. */
-	f->bic = -2 * ll + gmm_nparams(g) * log((double)n);
-	f->aic = -2 * ll + 2 * gmm_nparams(g);
-	/* The rows stay centred: they are not used again. */
-	for (size_t j = 0; j < k; j++)
-		for (size_t a = 0; a < d; a++)
-			g->mu[j * d + a] += ctr[a];
-	free(ctr);
-	free(cen);
-	gmm_free(&cur);
-	gmm_work_free(w);
+		cli_die(EX_DATAERR, "%s: class %zu: %s%s", dt->label, c,
+		    f->r.final ? "" : "EM: ", gmm_strerror(rc));
 }
 
-/* ---- DP-EM ---- */
-
-/*
- * The sensitivity of one iteration.  Adding or removing a row x (clipped,
- * ||x|| <= B) with responsibilities r_1 .. r_K (r_j >= 0, sum 1) changes
- * the counts by the vector r, the sums by r_j x and the second moments by
- * r_j x x^T (component j), and nothing else: with --by-label the row only
- * enters its own class's statistics.  The responsibilities are computed
- * from the parameters of the previous iteration, which are released
- * values (post-processing), so the other rows' contributions do not move.
- * Since sum_j r_j^2 <= (sum_j r_j)^2 = 1, the parts move by at most
- *   counts:  ||r|| <= 1
- *   sums:    sqrt(sum_j r_j^2 ||x||^2) <= B
- *   moments: sqrt(sum_j r_j^2 ||m(x)||^2) <= B^2
- * where m(x) are the values released of x x^T: its upper triangle, of
- * squared norm (||x||^4 + sum_a x_a^4) / 2 <= ||x||^4; its diagonal,
- * sum_a x_a^4 <= ||x||^4; or its trace ||x||^2.  Together: the joint
- * sensitivity sqrt(1 + B^2 + B^4) of Park et al. (2017) when all parts
- * share one noise scale, and in general mu^2 = sum_p (D_p / sigma_p)^2
- * (jgauss.h).  The iterations compose in RDP: T times the Gaussian curve.
- *
- * Floating point (fpsum.h; Casacuberta et al. 2022): the statistics are
- * computed sums, in an order GEMM, SYRK and the slabs leave open (and the
- * slab boundaries move with n), so neighbouring computed sums may differ
- * by more than the bounds above.  Each term r_j x, r_j x x^T (or its
- * diagonal, or r_j ||x||^2) comes from the row and the exponentials of
- * the E-step with at most k + d + 8 roundings: the k - 1 additions and
- * the division normalising r (the exact ratios sum to 1, so the bounds
- * above hold for them), the square root, the products, and the d - 1
- * additions of a spherical trace.  With at most n rows, the computed sums
- * of neighbours then differ by at most D_p (1 + e), e = 2 n gamma_(n + k
- * + d + 8) (fpsum_margin), which is charged.  n is a public bound, not
- * the number of rows (private under add/remove): FPSUM_MAX_ROWS, and
- * larger inputs are refused.  The start of --init dp sums the rows one by
- * one (counts exactly), within the same bound.
- */
-/* The Gaussian mechanisms of one DP-EM run: the T iterations, and the
- * start of --init dp (one more release of the same sensitivities). */
-static size_t
-releases(const struct opts *o)
-{
-	return o->iters + (o->init_dp ? 1 : 0);
-}
+/* ---- DP-EM (lib/mech/dpem) ---- */
 
 static void
-plan_noise(struct plan *pl, const struct opts *o, size_t nclass, size_t d)
+dp_setup(struct dpem_params *p, struct dpem_plan *pl, const struct opts *o,
+    size_t nclass, size_t d)
 {
-	static const double def[NPARTS] = { 1, 1, 1 };
-	double B = o->clip, wsum = 0;
-	size_t ck = nclass * o->k, bad;
-	int rc;
+	const char *msg;
 
-	memset(pl, 0, sizeof *pl);
-	pl->fp_margin = fpsum_margin((double)FPSUM_MAX_ROWS, (double)(o->k +
-	    d + 8), 0x1p-53);
-	if (!isfinite(pl->fp_margin))
+	memset(p, 0, sizeof *p);
+	p->k = o->k;
+	p->cov = o->cov;
+	p->clip = o->clip;
+	p->reg = o->reg;
+	p->iters = o->iters;
+	p->init_dp = o->init_dp;
+	p->calibrate = !o->has_sigma;
+	p->epsilon = o->epsilon;
+	p->delta = o->delta;
+	p->sigma = o->sigma;
+	for (int i = 0; i < DPEM_NPARTS; i++)
+		p->split[i] = o->has_split ? o->split[i] : 1;
+	p->repeats = o->audit;
+	p->unsafe_moments_b = o->unsafe;
+	p->stats = o->stats;
+	if ((msg = dpem_check_params(p)) != NULL)
+		cli_die(EX_SOFTWARE, "DP-EM: %s", msg);
+	switch (dpem_plan(pl, p, nclass, d)) {
+	case 0:
+		break;
+	case PV_E_OVERFLOW:
 		cli_die(EX_SOFTWARE, "no floating-point margin for %zu "
 		    "components in %zu dimensions", o->k, d);
-	pl->delta2_true[P_CNT] = 1;
-	pl->delta2_true[P_SUM] = B;
-	pl->delta2_true[P_MOM] = B * B;
-	for (int i = 0; i < NPARTS; i++)
-		pl->delta2_true[i] = nextafter(pl->delta2_true[i] *
-		    (1 + pl->fp_margin), INFINITY);
-	for (int i = 0; i < NPARTS; i++) {
-		pl->p[i].w = o->has_split ? o->split[i] : def[i];
-		wsum += pl->p[i].w;
-		pl->p[i].delta2 = pl->delta2_true[i];
-	}
-	for (int i = 0; i < NPARTS; i++)
-		pl->p[i].w /= wsum;
-	/* The broken variant of the audit: the second moments calibrated
-	 * as if one row moved them by B, not B^2. */
-	if (o->unsafe)
-		pl->p[P_MOM].delta2 = B;
-	pl->p[P_CNT].nent = ck;
-	pl->p[P_SUM].nent = (uint64_t)ck * d;
-	pl->p[P_MOM].nent = (uint64_t)ck * gmm_mom_len(o->cov, d);
-	if (o->has_sigma) {
-		pl->z = o->sigma;
-	} else if (jgauss_calibrate_rdp(o->epsilon, o->delta,
-	    (double)releases(o), &pl->z) != 0) {
+	case PV_E_NOROOT:
 		cli_usage_error("--epsilon %g --delta %g over %zu releases "
 		    "needs a noise multiplier above %g", o->epsilon, o->delta,
-		    releases(o), pl->z);
-	}
-	rc = jgauss_plan(pl->p, NPARTS, pl->z, o->has_sigma ? JGAUSS_MU :
-	    JGAUSS_RDP, o->epsilon, o->delta, (double)releases(o), &pl->mu,
-	    &bad);
-	if (rc != 0 && bad >= NPARTS)
-		cli_die(EX_SOFTWARE, "cannot convert the RDP curve");
-	if (rc != 0)
+		    dpem_releases(p), pl->z);
+	case PV_E_RANGE:
 		cli_usage_error("the noise of the %s is out of range (check "
-		    "--clip and --sigma)", part_name[bad]);
-}
-
-/* Noise one part in place: x_i rounded to the grid plus integer noise
- * (covnoise: the exact discrete Gaussian of noise_add_dgauss). */
-static void
-add_noise(struct rng *rng, const struct plan *pl, int part, double *x,
-    size_t n, int64_t *k)
-{
-	int rc;
-
-	if ((rc = covnoise_draw(rng, pl->p[part].sigma, k, n)) == 0)
-		rc = covnoise_apply(x, n, pl->p[part].sigma, k);
-	if (rc == NOISE_E_NOMEM)
-		cli_die(EX_OSERR, "out of memory");
-	if (rc != 0)
-		cli_die(EX_SOFTWARE, "noise of the %s: %s: nothing was released",
-		    part_name[part], noise_strerror(rc));
-}
-
-struct dpem {
-	const struct opts *o;
-	const struct data *dt;
-	const struct plan *pl;
-	const double *init;		/* --init-means, or NULL */
-	size_t C, k, d, ml;
-	struct gmm *g;			/* C mixtures */
-	struct gmm_stats *st;		/* C statistics, at the origin */
-	struct gmm_work *w;
-	double *cnt, *sum, *mom;	/* the parts of all classes */
-	int64_t *kbuf;
-	double *trace;			/* --stats: C x T x K x (1+d+ml) */
-	double *ist;			/* --init dp: the released start
-					 * statistics: C counts, C x d sums,
-					 * C x d sums of squares */
-	double *w_m, *w_v;		/* --init dp: d each, scratch */
-	double secs;
-};
-
-/*
- * The start of --init dp, one release of the same three parts as an
- * iteration: per class, the count of its rows, their sum and the sums of
- * their squared coordinates (sum_i x_ia^2, a = 1..d).  Adding or removing
- * a row x (||x|| <= B) moves them by 1, ||x|| <= B and sqrt(sum_a x_a^4)
- * <= ||x||^2 <= B^2, in its own class only: the sensitivities of an
- * iteration, so the same noise gives the same mu-GDP.  Post-processing:
- * the mean m = s / max(n, 1) pulled into the ball of radius B, the
- * variances v = q / max(n, 1) - m^2 clamped to [0, B^2]; with K = 1 the
- * mean is m, with K > 1 the means are m + sqrt(v) z_j (z_j standard
- * normal from the generator), pulled into the ball; the weights 1 / K and
- * the covariances diag(v) + reg (spherical: the mean of v, plus reg).
- */
-static void
-dp_start(struct dpem *e, struct rng *rng)
-{
-	const struct opts *o = e->o;
-	size_t C = e->C, k = e->k, d = e->d, row = 1 + 2 * d;
-	double B = o->clip, *cnt = e->ist, *sum, *sq;
-
-	sum = cnt + C;
-	sq = sum + C * d;
-	memset(e->ist, 0, C * row * sizeof *e->ist);
-	for (size_t c = 0; c < C; c++)
-		for (size_t i = e->dt->start[c]; i < e->dt->start[c + 1]; i++) {
-			const double *x = e->dt->X + i * d;
-			cnt[c] += 1;
-			for (size_t a = 0; a < d; a++) {
-				sum[c * d + a] += x[a];
-				sq[c * d + a] += x[a] * x[a];
-			}
-		}
-	add_noise(rng, e->pl, P_CNT, cnt, C, e->kbuf);
-	add_noise(rng, e->pl, P_SUM, sum, C * d, e->kbuf);
-	add_noise(rng, e->pl, P_MOM, sq, C * d, e->kbuf);
-	for (size_t c = 0; c < C; c++) {
-		struct gmm *g = &e->g[c];
-		size_t cl = gmm_cov_len(o->cov, d);
-		double n = fmax(cnt[c], 1), *m = e->w_m, *v = e->w_v;
-		double nm = 0, vbar = 0;
-
-		for (size_t a = 0; a < d; a++) {
-			m[a] = sum[c * d + a] / n;
-			nm += m[a] * m[a];
-		}
-		nm = sqrt(nm);
-		for (size_t a = 0; a < d && nm > B; a++)
-			m[a] *= B / nm;
-		for (size_t a = 0; a < d; a++) {
-			v[a] = sq[c * d + a] / n - m[a] * m[a];
-			v[a] = v[a] < 0 ? 0 : v[a] > B * B ? B * B : v[a];
-			vbar += v[a] / (double)d;
-		}
-		for (size_t j = 0; j < k; j++) {
-			double *mu = g->mu + j * d, nr = 0;
-
-			g->w[j] = 1 / (double)k;
-			if (k > 1)
-				gmm_normals(rng, mu, d);
-			for (size_t a = 0; a < d; a++) {
-				mu[a] = m[a] + (k > 1 ? sqrt(v[a]) * mu[a] : 0);
-				nr += mu[a] * mu[a];
-			}
-			nr = sqrt(nr);
-			for (size_t a = 0; a < d && nr > B; a++)
-				mu[a] *= B / nr;
-			for (size_t a = 0; a < cl; a++)
-				g->cov[j * cl + a] = 0;
-			for (size_t a = 0; a < d; a++) {
-				if (o->cov == GMM_FULL)
-					g->cov[j * cl + a * (d + 1)] = v[a] +
-					    o->reg;
-				else if (o->cov == GMM_DIAG)
-					g->cov[j * cl + a] = v[a] + o->reg;
-			}
-			if (o->cov == GMM_SPHERICAL)
-				g->cov[j * cl] = vbar + o->reg;
-		}
+		    "--clip and --sigma)", dpem_part_name((int)pl->bad));
+	default:
+		cli_die(EX_SOFTWARE, "cannot convert the RDP curve");
 	}
-}
-
-/* One DP-EM run: T iterations from a data-independent start. */
-static void
-dpem_run(struct dpem *e, struct rng *rng)
-{
-	const struct opts *o = e->o;
-	size_t C = e->C, k = e->k, d = e->d, ml = e->ml, bad = 0;
-	size_t row = 1 + d + ml;
-	double B = o->clip, t0 = cli_now();
-
-	if (o->init_dp)
-		dp_start(e, rng);
-	for (size_t c = 0; c < C && !o->init_dp; c++) {
-		struct gmm *g = &e->g[c];
-		size_t cl = gmm_cov_len(o->cov, d);
-
-		for (size_t j = 0; j < k; j++) {
-			g->w[j] = 1 / (double)k;
-			if (e->init)
-				memcpy(g->mu + j * d, e->init + j * d,
-				    d * sizeof *g->mu);
-			else
-				gmm_ball(rng, d, B, g->mu + j * d);
-			/* The covariance of rows spread over the ball. */
-			for (size_t a = 0; a < cl; a++)
-				g->cov[j * cl + a] = o->cov == GMM_FULL ?
-				    (a % (d + 1) == 0 ? B * B / (double)d : 0) :
-				    B * B / (double)d;
-		}
-	}
-	for (size_t t = 0; t < o->iters; t++) {
-		for (size_t c = 0; c < C; c++) {
-			size_t n = e->dt->start[c + 1] - e->dt->start[c];
-			double ll;
-			int rc = gmm_pass(e->w, &e->g[c], e->dt->X +
-			    e->dt->start[c] * d, n, &e->st[c], &ll, &bad);
-
-			/* The covariances are released values with
-			 * eigenvalues >= reg > 0, so they factor; the
-			 * log-likelihood is not used (and not released), so
-			 * GMM_E_NUMERIC is no failure here. */
-			if (rc == GMM_E_NOMEM)
-				cli_die(EX_OSERR, "out of memory");
-			if (rc != 0 && rc != GMM_E_NUMERIC)
-				cli_die(EX_SOFTWARE, "DP-EM: class %zu: %s", c,
-				    gmm_strerror(rc));
-			gmm_stats_pack(&e->st[c], e->cnt + c * k,
-			    e->sum + c * k * d, e->mom + c * k * ml);
-		}
-		/* The release of iteration t: counts, sums, moments. */
-		add_noise(rng, e->pl, P_CNT, e->cnt, C * k, e->kbuf);
-		add_noise(rng, e->pl, P_SUM, e->sum, C * k * d, e->kbuf);
-		add_noise(rng, e->pl, P_MOM, e->mom, C * k * ml, e->kbuf);
-		for (size_t c = 0; c < C; c++) {
-			gmm_stats_unpack(&e->st[c], e->cnt + c * k,
-			    e->sum + c * k * d, e->mom + c * k * ml);
-			if (e->trace) {
-				double *tr = e->trace + ((c * o->iters + t) *
-				    k) * row;
-				for (size_t j = 0; j < k; j++) {
-					tr[j * row] = e->cnt[c * k + j];
-					memcpy(tr + j * row + 1, e->sum +
-					    (c * k + j) * d, d * sizeof *tr);
-					memcpy(tr + j * row + 1 + d, e->mom +
-					    (c * k + j) * ml, ml * sizeof *tr);
-				}
-			}
-			if (gmm_mstep_dp(&e->g[c], &e->st[c], o->reg, B) != 0)
-				cli_die(EX_SOFTWARE, "DP-EM: class %zu: the "
-				    "eigensolver failed", c);
-		}
-	}
-	e->secs += cli_now() - t0;
 }
 
 static void
 record_release(struct ts_meta *m, struct rng *rng, const char *dataset,
-    const struct plan *pl, const struct opts *o)
+    const struct dpem_params *p, const struct dpem_plan *pl)
 {
-	static const char *const sig[NPARTS] = { "sigma_count", "sigma_sum",
-	    "sigma" };
-	static const char *const sen[NPARTS] = { "l2_sensitivity_count",
-	    "l2_sensitivity_sum", "l2_sensitivity" };
-	static const char *const grd[NPARTS] = { "grid_count", "grid_sum",
-	    "grid" };
-	static const char *const wgt[NPARTS] = { "weight_count", "weight_sum",
-	    "weight_moments" };
 	struct ledger_entry e;
-	const double *ord;
-	double reps = o->audit ? (double)o->audit : 1;
-	size_t no;
 
 	dpcli_entry(&e, rng, dataset, "gaussian");
-	ord = rdp_default_orders(&no);
-	e.norders = no;
-	for (size_t i = 0; i < no; i++)
-		e.orders[i] = ord[i];
-	/* T iterations of one Gaussian mechanism each, per release. */
-	jgauss_rdp_curve(pl->mu, (double)releases(o) * reps, e.rdp);
-	for (int i = 0; i < NPARTS; i++) {
-		dpcli_param(&e, sig[i], pl->p[i].sigma);
-		dpcli_param(&e, sen[i], pl->p[i].sens);
-		dpcli_param(&e, grd[i], pl->p[i].grid);
-		dpcli_param(&e, wgt[i], pl->p[i].w);
-	}
-	dpcli_param(&e, "clip", o->clip);
-	dpcli_param(&e, "noise_multiplier", 1 / pl->mu);
-	dpcli_param(&e, "fp_margin", pl->fp_margin);
-	dpcli_param(&e, "rows_bound", (double)FPSUM_MAX_ROWS);
-	dpcli_param(&e, "steps", (double)o->iters);
-	dpcli_param(&e, "init_releases", o->init_dp ? 1 : 0);
-	dpcli_param(&e, "components", (double)o->k);
-	if (o->audit)
-		dpcli_param(&e, "audit_releases", reps);
-	if (o->unsafe)
-		dpcli_param(&e, "unsafe_test_moments_b", 1);
+	if (dpem_ledger(&e, p, pl) != 0)
+		cli_die(EX_OSERR, "out of memory");
 	dpcli_release(m, &e);
 	ts_meta_free(&e.params);
 }
-
 /* ---- sampling ---- */
 
 /* Parse a comma-separated list of n numbers (gmm.classes, gmm.priors). */
@@ -1367,8 +1045,9 @@ main(int argc, char **argv)
 	struct out ot = { 0 };
 	struct gmm *g;
 	struct fit *fits = NULL;
-	struct plan pl;
-	struct dpem e = { 0 };
+	struct dpem_params dp;
+	struct dpem_plan pl;
+	struct dpem *e = NULL;
 	const char *label, *ilabel = NULL, *dataset;
 	FILE *in, *ifp = NULL, *ofp;
 	double *init = NULL, *priors, t_start = cli_now();
@@ -1552,7 +1231,7 @@ main(int argc, char **argv)
 	}
 
 	g = cli_calloc(dt.nclass, sizeof *g);
-	for (size_t c = 0; c < dt.nclass; c++)
+	for (size_t c = 0; c < dt.nclass && !o.dp; c++)
 		if (gmm_alloc(&g[c], o.k, dt.d, o.cov) != 0)
 			cli_die(EX_OSERR, "out of memory");
 	priors = cli_calloc(dt.nclass, sizeof *priors);
@@ -1569,12 +1248,12 @@ main(int argc, char **argv)
 			priors[c] = (double)(dt.start[c + 1] - dt.start[c]) /
 			    (double)dt.n;
 			meta_setf(&wm, "gmm.log_likelihood", "%.17g",
-			    fits[c].ll);
-			meta_setf(&wm, "gmm.bic", "%.17g", fits[c].bic);
-			meta_setf(&wm, "gmm.aic", "%.17g", fits[c].aic);
+			    fits[c].r.ll);
+			meta_setf(&wm, "gmm.bic", "%.17g", fits[c].r.bic);
+			meta_setf(&wm, "gmm.aic", "%.17g", fits[c].r.aic);
 			meta_setf(&wm, "gmm.iterations", "%.0f",
-			    (double)fits[c].iters);
-			cli_meta_set(&wm, "gmm.converged", fits[c].converged ?
+			    (double)fits[c].r.iters);
+			cli_meta_set(&wm, "gmm.converged", fits[c].r.converged ?
 			    "true" : "false");
 			meta_setf(&wm, "gmm.rows", "%.0f",
 			    (double)(dt.start[c + 1] - dt.start[c]));
@@ -1585,52 +1264,29 @@ main(int argc, char **argv)
 				    "iterations (%s), log-likelihood %.17g, BIC "
 				    "%.17g, AIC %.17g, %.4f s per iteration\n",
 				    cli_prog(), c, dt.start[c + 1] -
-				    dt.start[c], fits[c].iters,
-				    fits[c].converged ? "converged" :
+				    dt.start[c], fits[c].r.iters,
+				    fits[c].r.converged ? "converged" :
 				    o.has_iters ? "fixed" : "not converged",
-				    fits[c].ll, fits[c].bic, fits[c].aic,
-				    fits[c].secs / (double)fits[c].all_iters);
+				    fits[c].r.ll, fits[c].r.bic, fits[c].r.aic,
+				    fits[c].secs /
+				    (double)fits[c].r.all_iters);
 		}
 	} else {
-		plan_noise(&pl, &o, dt.nclass, dt.d);
-		e.o = &o;
-		e.dt = &dt;
-		e.pl = &pl;
-		e.init = init;
-		e.C = dt.nclass;
-		e.k = o.k;
-		e.d = dt.d;
-		e.ml = gmm_mom_len(o.cov, dt.d);
-		e.g = g;
-		e.st = cli_calloc(e.C, sizeof *e.st);
-		for (size_t c = 0; c < e.C; c++)
-			if (gmm_stats_alloc(&e.st[c], o.k, dt.d, o.cov, 0) != 0)
-				cli_die(EX_OSERR, "out of memory");
-		if (gmm_work_new(&e.w, o.k, dt.d, o.cov, threads) != 0)
+		double secs = 0;
+
+		dp_setup(&dp, &pl, &o, dt.nclass, dt.d);
+		if (dpem_new(&e, &dp, &pl, dt.nclass, dt.d, threads) != 0)
 			cli_die(EX_OSERR, "out of memory");
-		e.cnt = cli_reallocarray(NULL, e.C * e.k, sizeof *e.cnt);
-		e.sum = cli_reallocarray(NULL, e.C * e.k * e.d, sizeof *e.sum);
-		e.mom = cli_reallocarray(NULL, e.C * e.k * e.ml,
-		    sizeof *e.mom);
-		e.kbuf = cli_reallocarray(NULL, e.C * e.k * (e.ml > e.d ?
-		    e.ml : e.d), sizeof *e.kbuf);
-		if (o.stats)
-			e.trace = cli_reallocarray(NULL, e.C * o.iters * e.k *
-			    (1 + e.d + e.ml), sizeof *e.trace);
-		if (o.init_dp) {
-			e.ist = cli_reallocarray(NULL, e.C, (1 + 2 * e.d) *
-			    sizeof *e.ist);
-			e.w_m = cli_reallocarray(NULL, e.d, sizeof *e.w_m);
-			e.w_v = cli_reallocarray(NULL, e.d, sizeof *e.w_v);
-		}
 		if (o.verbose)
 			fprintf(stderr, "%s: DP-EM: %zu iterations, noise "
 			    "multiplier %.6g per iteration; sd %.6g (counts), "
 			    "%.6g (sums), %.6g (second moments)\n", cli_prog(),
-			    o.iters, 1 / pl.mu, pl.p[P_CNT].sigma,
-			    pl.p[P_SUM].sigma, pl.p[P_MOM].sigma);
+			    o.iters, 1 / pl.mu, pl.p[DPEM_CNT].sigma,
+			    pl.p[DPEM_SUM].sigma, pl.p[DPEM_MOM].sigma);
 		for (uint64_t rep = 0; rep < (o.audit ? o.audit : 1); rep++) {
 			struct rng *rr = rng;
+			double t0 = cli_now();
+			int rc;
 
 			if (o.audit && o.seed) {
 				char item[64];
@@ -1640,60 +1296,23 @@ main(int argc, char **argv)
 				    item) != 0)
 					cli_die(EX_OSERR, "out of memory");
 			}
-			dpem_run(&e, rr);
+			rc = dpem_run(e, rr, dt.X, dt.start, init);
+			secs += cli_now() - t0;
+			if (rc == PV_E_NOMEM)
+				cli_die(EX_OSERR, "out of memory");
+			if (rc != 0)
+				cli_die(EX_SOFTWARE, "%s", dpem_errmsg(e));
 			if (rr != rng)
 				rng_free(rr);
-			/* The class priors from the last released counts
-			 * (floored at 1, as in the M-step). */
-			{
-				double tot = 0;
-				for (size_t c = 0; c < e.C; c++) {
-					priors[c] = 0;
-					for (size_t j = 0; j < e.k; j++)
-						priors[c] += fmax(e.cnt[c * e.k +
-						    j], 1);
-					tot += priors[c];
-				}
-				for (size_t c = 0; c < e.C; c++)
-					priors[c] /= tot;
-			}
-			for (size_t c = 0; c < e.C; c++) {
-				put_model(&ot, (int)c, rep, &g[c], NULL);
-				if (o.stats) {
-					char base[64];
-					uint64_t dims[3] = { o.iters, e.k,
-					    1 + e.d + e.ml };
-					snprintf(base, sizeof base,
-					    "gmm/%zu/stats", c);
-					put_tensor(&ot, base, rep, 3, dims,
-					    e.trace + c * o.iters * e.k *
-					    (1 + e.d + e.ml), NULL);
-				}
-				if (o.stats && o.init_dp) {
-					char base[64];
-					uint64_t dims[1] = { 1 + 2 * e.d };
-					double *v = cli_reallocarray(NULL,
-					    dims[0], sizeof *v);
-
-					/* count, sums, sums of squares */
-					v[0] = e.ist[c];
-					memcpy(v + 1, e.ist + e.C + c * e.d,
-					    e.d * sizeof *v);
-					memcpy(v + 1 + e.d, e.ist + e.C + e.C *
-					    e.d + c * e.d, e.d * sizeof *v);
-					snprintf(base, sizeof base,
-					    "gmm/%zu/init_stats", c);
-					put_tensor(&ot, base, rep, 1, dims, v,
-					    NULL);
-					free(v);
-				}
-			}
+			dpem_priors(e, priors);
+			for (size_t c = 0; c < dt.nclass; c++)
+				put_release(&ot, e, c, rep, &o, dt.d);
 			cli_progress("releases", rep + 1, o.audit);
 		}
 		cli_progress_done();
 		if (o.verbose)
 			fprintf(stderr, "%s: DP-EM: %.4f s per iteration\n",
-			    cli_prog(), e.secs / (double)(o.iters *
+			    cli_prog(), secs / (double)(o.iters *
 			    (o.audit ? o.audit : 1)));
 	}
 
@@ -1708,7 +1327,7 @@ main(int argc, char **argv)
 	}
 	dpcli_aggregate_others(&meta, dataset, label);
 	if (o.dp)
-		record_release(&meta, rng, dataset, &pl, &o);
+		record_release(&meta, rng, dataset, &dp, &pl);
 	else
 		dpcli_not_private(&meta, dataset, label);
 	dpcli_audit_mark(&meta, o.audit);
@@ -1750,9 +1369,9 @@ main(int argc, char **argv)
 			for (size_t c = 0; c < dt.nclass; c++) {
 				double nc = (double)(dt.start[c + 1] -
 				    dt.start[c]);
-				bic += fits[c].bic;
-				aic += fits[c].aic;
-				ll += fits[c].ll * nc;
+				bic += fits[c].r.bic;
+				aic += fits[c].r.aic;
+				ll += fits[c].r.ll * nc;
 			}
 			meta_setf(&meta, "gmm.log_likelihood", "%.17g",
 			    ll / (double)dt.n);
@@ -1777,21 +1396,9 @@ main(int argc, char **argv)
 		    "%.3f s in all\n", cli_prog(), dt.n, dt.d, dt.nclass,
 		    dt.nclass == 1 ? "" : "es", cli_now() - t_start);
 
-	for (size_t c = 0; c < dt.nclass; c++) {
+	for (size_t c = 0; c < dt.nclass; c++)
 		gmm_free(&g[c]);
-		if (e.st)
-			gmm_stats_free(&e.st[c]);
-	}
-	gmm_work_free(e.w);
-	free(e.st);
-	free(e.cnt);
-	free(e.sum);
-	free(e.mom);
-	free(e.kbuf);
-	free(e.trace);
-	free(e.ist);
-	free(e.w_m);
-	free(e.w_v);
+	dpem_free(e);
 	free(g);
 	free(fits);
 	free(priors);
