@@ -18,6 +18,7 @@
 #include "fpsum.h"
 #include "gmm.h"
 #include "gmmfit.h"
+#include "gmmio.h"
 #include "jgauss.h"
 #include "la.h"
 #include "labels.h"
@@ -27,9 +28,9 @@
 #include "tensor.h"
 #include "tstream.h"
 
-#define MAX_K 1024			/* --components */
-#define MAX_FEATURES 4096		/* columns of X */
-#define MAX_CLASSES 1024		/* --classes */
+#define MAX_K GMMIO_MAX_K		/* --components */
+#define MAX_FEATURES GMMIO_MAX_D	/* columns of X */
+#define MAX_CLASSES GMMIO_MAX_CLASSES	/* --classes */
 #define MAX_ITER 100000			/* --iters, --max-iter */
 #define MAX_RESTARTS 1000
 #define MAX_AUDIT 1000000
@@ -473,45 +474,31 @@ struct out {
 	uint64_t audit;			/* 0, or --audit-repeat */
 };
 
+/* Write a tensor (gmmio_put_tensor), exit on failure. */
 static void
 put_tensor(struct out *ot, const char *base, uint64_t rep, int ndim,
     const uint64_t *dims, const double *data, const struct ts_meta *meta)
 {
-	struct tensor t;
-	char name[TS_MAX_NAME + 1];
-	int rc;
+	int rc = gmmio_put_tensor(ot->w, base, ot->audit != 0, rep, ndim,
+	    dims, data, meta);
 
-	if (ot->audit)
-		snprintf(name, sizeof name, "%s/%llu", base,
-		    (unsigned long long)rep);
-	else
-		snprintf(name, sizeof name, "%s", base);
-	if (tensor_init(&t, name, TS_F64, ndim, dims) != 0)
-		cli_die(EX_SOFTWARE, "bad tensor header for '%s'", name);
-	if (meta && ts_meta_merge(&t.meta, meta, "", NULL) != 0)
+	if (rc == PV_E_NOMEM)
 		cli_die(EX_OSERR, "out of memory");
-	t.data = (void *)data;		/* only read by the writer */
-	if ((rc = ts_write_tensor(ot->w, &t)) != 0)
+	if (rc != 0)
 		cli_wdie(ot->w, rc);
-	t.data = NULL;
-	tensor_free(&t);
 }
 
-/* Write the mixture of class label c. */
+/* Write the mixture of class label c (gmmio_put_model). */
 static void
 put_model(struct out *ot, int c, uint64_t rep, const struct gmm *g,
     const struct ts_meta *wmeta)
 {
-	char base[64];
-	uint64_t dims[3] = { g->k, g->d, g->d };
-	int nd = g->type == GMM_FULL ? 3 : g->type == GMM_DIAG ? 2 : 1;
+	int rc = gmmio_put_model(ot->w, c, ot->audit != 0, rep, g, wmeta);
 
-	snprintf(base, sizeof base, "gmm/%d/weights", c);
-	put_tensor(ot, base, rep, 1, dims, g->w, wmeta);
-	snprintf(base, sizeof base, "gmm/%d/means", c);
-	put_tensor(ot, base, rep, 2, dims, g->mu, NULL);
-	snprintf(base, sizeof base, "gmm/%d/covs", c);
-	put_tensor(ot, base, rep, nd, dims, g->cov, NULL);
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc != 0)
+		cli_wdie(ot->w, rc);
 }
 
 /* Write release rep of class c: the mixture, and with --stats the
@@ -668,94 +655,16 @@ record_release(struct ts_meta *m, struct rng *rng, const char *dataset,
 }
 /* ---- sampling ---- */
 
-/* Parse a comma-separated list of n numbers (gmm.classes, gmm.priors). */
+/* Parse gmm.classes or gmm.priors (gmmio_parse_list), exit 65 if bad. */
 static size_t
-parse_list(const char *s, double *v, size_t cap, const char *label,
-    const char *key)
+parse_list(const char *s, double *v, const char *label, const char *key)
 {
-	size_t n = 0;
-	char *end;
+	char err[256];
+	size_t n = gmmio_parse_list(s, v, GMMIO_MAX_CLASSES, err, sizeof err);
 
-	for (;;) {
-		if (n == cap)
-			cli_die(EX_DATAERR, "%s: %s: more than %zu values", label,
-			    key, cap);
-		errno = 0;
-		v[n] = strtod(s, &end);
-		if (end == s || errno == ERANGE || !isfinite(v[n]))
-			cli_die(EX_DATAERR, "%s: %s: '%s' is not a list of "
-			    "numbers", label, key, s);
-		n++;
-		if (*end == '\0')
-			return n;
-		if (*end != ',')
-			cli_die(EX_DATAERR, "%s: %s: '%s' is not a list of "
-			    "numbers", label, key, s);
-		s = end + 1;
-	}
-}
-
-static const struct tensor *
-find_tensor(const struct tensor *t, size_t nt, const char *name,
-    const char *label)
-{
-	for (size_t i = 0; i < nt; i++)
-		if (strcmp(t[i].name, name) == 0)
-			return &t[i];
-	cli_die(EX_DATAERR, "%s: --model: no tensor '%s'", label, name);
-}
-
-/* Load the mixture of class c from the model's tensors. */
-static void
-load_class(struct gmm *g, const struct tensor *t, size_t nt, int c,
-    int cov, const char *label)
-{
-	char name[64];
-	const struct tensor *w, *m, *v;
-	size_t k, d;
-	double tot = 0;
-
-	snprintf(name, sizeof name, "gmm/%d/weights", c);
-	w = find_tensor(t, nt, name, label);
-	snprintf(name, sizeof name, "gmm/%d/means", c);
-	m = find_tensor(t, nt, name, label);
-	snprintf(name, sizeof name, "gmm/%d/covs", c);
-	v = find_tensor(t, nt, name, label);
-	if (w->dtype != TS_F64 || m->dtype != TS_F64 || v->dtype != TS_F64)
-		cli_die(EX_DATAERR, "%s: --model: the tensors of class %d must "
-		    "be f64", label, c);
-	if (w->ndim != 1 || m->ndim != 2 || m->dims[0] != w->dims[0] ||
-	    w->dims[0] == 0 || w->dims[0] > MAX_K || m->dims[1] == 0 ||
-	    m->dims[1] > MAX_FEATURES)
-		cli_die(EX_DATAERR, "%s: --model: class %d: weights [K] and "
-		    "means [K, d] do not fit", label, c);
-	k = (size_t)w->dims[0];
-	d = (size_t)m->dims[1];
-	if (cov == GMM_FULL ? v->ndim != 3 || v->dims[0] != k ||
-	    v->dims[1] != d || v->dims[2] != d : cov == GMM_DIAG ?
-	    v->ndim != 2 || v->dims[0] != k || v->dims[1] != d :
-	    v->ndim != 1 || v->dims[0] != k)
-		cli_die(EX_DATAERR, "%s: --model: class %d: tensor 'covs' does "
-		    "not have the shape of %s covariances", label, c,
-		    gmm_cov_name(cov));
-	if (gmm_alloc(g, k, d, cov) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	memcpy(g->w, w->data, k * sizeof *g->w);
-	memcpy(g->mu, m->data, k * d * sizeof *g->mu);
-	memcpy(g->cov, v->data, k * gmm_cov_len(cov, d) * sizeof *g->cov);
-	for (size_t j = 0; j < k; j++) {
-		if (!(g->w[j] >= 0) || !isfinite(g->w[j]))
-			cli_die(EX_DATAERR, "%s: --model: class %d: weight %zu "
-			    "is not a non-negative number", label, c, j);
-		tot += g->w[j];
-	}
-	if (!(tot > 0))
-		cli_die(EX_DATAERR, "%s: --model: class %d: the weights sum to "
-		    "0", label, c);
-	for (size_t j = 0; j < k * d; j++)
-		if (!isfinite(g->mu[j]))
-			cli_die(EX_DATAERR, "%s: --model: class %d: a mean is "
-			    "not finite", label, c);
+	if (n == 0)
+		cli_die(EX_DATAERR, "%s: %s: %s", label, key, err);
+	return n;
 }
 
 static int
@@ -775,9 +684,7 @@ sample_main(int argc, char **argv)
 	};
 	const char *output = NULL, *level = NULL, *seed = NULL, *model = NULL;
 	const char *mlabel, *cov_s, *cls_s, *pri_s;
-	static const char *const covs[] = { "full", "diag", "spherical",
-	    NULL };
-	int force = 0, ch, rc, cov = -1;
+	int force = 0, ch, rc, cov;
 	long long nrows = -1;
 	FILE *mfp, *ofp;
 	struct ts_reader *r;
@@ -785,13 +692,13 @@ sample_main(int argc, char **argv)
 	struct tensor *t = NULL, hx, hy;
 	struct ts_meta meta = { 0 };
 	struct rng *rng;
-	struct gmm *g;
-	struct gmm_work **wk;
-	size_t nt = 0, C, d = 0, bad;
+	struct gmmio_model gm;
+	size_t nt = 0, C, d;
 	double *cls, *pri;
 	int32_t *y;
 	float *blk;
 	uint64_t dims[2];
+	char err[256];
 
 	while ((ch = getopt_long(argc, argv, "fho:qS:V", longopts, NULL)) !=
 	    -1) {
@@ -854,49 +761,21 @@ sample_main(int argc, char **argv)
 	if (cov_s == NULL || cls_s == NULL || pri_s == NULL)
 		cli_die(EX_DATAERR, "%s: --model: no gmm.covariance, gmm.classes "
 		    "or gmm.priors: not a gmm-fit model", mlabel);
-	for (int i = 0; covs[i]; i++)
-		if (strcmp(cov_s, covs[i]) == 0)
-			cov = i;
-	if (cov < 0)
+	if ((cov = gmmio_cov_parse(cov_s)) < 0)
 		cli_die(EX_DATAERR, "%s: --model: gmm.covariance '%s' is not "
 		    "full, diag or spherical", mlabel, cov_s);
-	cls = cli_reallocarray(NULL, MAX_CLASSES, sizeof *cls);
-	pri = cli_reallocarray(NULL, MAX_CLASSES, sizeof *pri);
-	C = parse_list(cls_s, cls, MAX_CLASSES, mlabel, "gmm.classes");
-	if (parse_list(pri_s, pri, MAX_CLASSES, mlabel, "gmm.priors") != C)
+	cls = cli_reallocarray(NULL, GMMIO_MAX_CLASSES, sizeof *cls);
+	pri = cli_reallocarray(NULL, GMMIO_MAX_CLASSES, sizeof *pri);
+	C = parse_list(cls_s, cls, mlabel, "gmm.classes");
+	if (parse_list(pri_s, pri, mlabel, "gmm.priors") != C)
 		cli_die(EX_DATAERR, "%s: --model: gmm.priors and gmm.classes "
 		    "differ in length", mlabel);
-	{
-		double tot = 0;
-		for (size_t c = 0; c < C; c++) {
-			if (cls[c] != floor(cls[c]) || cls[c] < 0 ||
-			    cls[c] > INT32_MAX)
-				cli_die(EX_DATAERR, "%s: --model: gmm.classes: "
-				    "'%.17g' is not a label", mlabel, cls[c]);
-			if (!(pri[c] >= 0))
-				cli_die(EX_DATAERR, "%s: --model: gmm.priors: "
-				    "a prior is negative", mlabel);
-			tot += pri[c];
-		}
-		if (!(tot > 0))
-			cli_die(EX_DATAERR, "%s: --model: the priors sum to 0",
-			    mlabel);
-	}
-	g = cli_calloc(C, sizeof *g);
-	wk = cli_calloc(C, sizeof *wk);
-	for (size_t c = 0; c < C; c++) {
-		load_class(&g[c], t, nt, (int)cls[c], cov, mlabel);
-		if (c > 0 && g[c].d != g[0].d)
-			cli_die(EX_DATAERR, "%s: --model: the classes have "
-			    "different numbers of features", mlabel);
-		if (gmm_work_new(&wk[c], g[c].k, g[c].d, cov, 1) != 0)
-			cli_die(EX_OSERR, "out of memory");
-		if (gmm_sample_prepare(wk[c], &g[c], &bad) != 0)
-			cli_die(EX_DATAERR, "%s: --model: class %d: component "
-			    "%zu: the covariance is not positive definite",
-			    mlabel, (int)cls[c], bad);
-	}
-	d = g[0].d;
+	rc = gmmio_load(&gm, t, nt, cov, cls, pri, C, err, sizeof err);
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc != 0)
+		cli_die(EX_DATAERR, "%s: --model: %s", mlabel, err);
+	d = gm.d;
 	cli_inherit(&meta, ts_reader_meta(r), mlabel);
 	{
 		struct ts_meta prov = { 0 };
@@ -911,8 +790,7 @@ sample_main(int argc, char **argv)
 	/* The classes first (their indices, labels at the end), then the
 	 * rows. */
 	y = cli_reallocarray(NULL, (size_t)nrows, sizeof *y);
-	for (size_t i = 0; i < (size_t)nrows; i++)
-		y[i] = (int32_t)gmm_draw_index(rng, pri, C);
+	gmmio_draw_classes(&gm, rng, y, (size_t)nrows);
 	w = cli_writer(ofp, level);
 	dims[0] = (uint64_t)nrows;
 	dims[1] = d;
@@ -921,30 +799,19 @@ sample_main(int argc, char **argv)
 	if ((rc = ts_write_begin(w, &hx)) != 0)
 		cli_wdie(w, rc);
 	blk = cli_reallocarray(NULL, (size_t)SAMPLE_BLOCK * d, sizeof *blk);
-	{
-		double *x = cli_reallocarray(NULL, d, sizeof *x);
-		size_t m = 0;
+	for (size_t i = 0; i < (size_t)nrows; i += SAMPLE_BLOCK) {
+		size_t m = (size_t)nrows - i < SAMPLE_BLOCK ?
+		    (size_t)nrows - i : SAMPLE_BLOCK;
 
-		for (size_t i = 0; i < (size_t)nrows; i++) {
-			size_t c = (size_t)y[i], j;
-
-			j = gmm_draw_index(rng, g[c].w, g[c].k);
-			gmm_sample_row(wk[c], &g[c], rng, j, x);
-			for (size_t a = 0; a < d; a++)
-				blk[m * d + a] = (float)x[a];
-			if (++m == SAMPLE_BLOCK || i + 1 == (size_t)nrows) {
-				if ((rc = ts_write_rows(w, blk, m)) != 0)
-					cli_wdie(w, rc);
-				m = 0;
-			}
-		}
-		free(x);
+		gmmio_sample_rows(&gm, rng, y + i, m, blk);
+		if ((rc = ts_write_rows(w, blk, m)) != 0)
+			cli_wdie(w, rc);
 	}
 	if ((rc = ts_write_end(w)) != 0)
 		cli_wdie(w, rc);
 	tensor_free(&hx);
 	for (size_t i = 0; i < (size_t)nrows; i++)
-		y[i] = (int32_t)cls[y[i]];
+		y[i] = gm.labels[y[i]];
 	dims[0] = (uint64_t)nrows;
 	if (tensor_init(&hy, "y", TS_I32, 1, dims) != 0)
 		cli_die(EX_SOFTWARE, "bad tensor header");
@@ -973,15 +840,10 @@ sample_main(int argc, char **argv)
 	    (rc = ts_writer_finish(w)) != 0)
 		cli_wdie(w, rc);
 	ts_writer_close(w);
-	for (size_t c = 0; c < C; c++) {
-		gmm_free(&g[c]);
-		gmm_work_free(wk[c]);
-	}
+	gmmio_free(&gm);
 	for (size_t i = 0; i < nt; i++)
 		tensor_free(&t[i]);
 	free(t);
-	free(g);
-	free(wk);
 	free(cls);
 	free(pri);
 	free(y);
@@ -1332,54 +1194,30 @@ main(int argc, char **argv)
 		dpcli_not_private(&meta, dataset, label);
 	dpcli_audit_mark(&meta, o.audit);
 	{
-		size_t len = dt.nclass * 26 + 1, off = 0;
-		char *cl = cli_reallocarray(NULL, len, 1);
-		char *pr = cli_reallocarray(NULL, len, 1);
-		double bic = 0, aic = 0, ll = 0;
+		struct gmmio_info gi = { .C = dt.nclass, .priors = priors,
+		    .cov = o.cov, .k = o.k, .d = dt.d, .has_clip = o.has_clip,
+		    .clip = o.clip, .reg = o.reg, .dp = o.dp,
+		    .iters = o.iters };
 
-		cl[0] = pr[0] = '\0';
-		for (size_t c = 0; c < dt.nclass; c++)
-			off += (size_t)snprintf(cl + off, len - off, "%s%zu",
-			    c ? "," : "", c);
-		off = 0;
-		for (size_t c = 0; c < dt.nclass; c++)
-			off += (size_t)snprintf(pr + off, len - off, "%s%.17g",
-			    c ? "," : "", priors[c]);
-		cli_meta_set(&meta, "gmm.classes", cl);
-		cli_meta_set(&meta, "gmm.priors", pr);
-		cli_meta_set(&meta, "gmm.covariance", gmm_cov_name(o.cov));
-		meta_setf(&meta, "gmm.components", "%.0f", (double)o.k);
-		meta_setf(&meta, "gmm.features", "%.0f", (double)dt.d);
-		if (o.has_clip)
-			meta_setf(&meta, "gmm.clip", "%.17g", o.clip);
-		meta_setf(&meta, "gmm.reg", "%.17g", o.reg);
 		/* Names are published only when they are public, or the
 		 * model is not private; gmm.label_source says which. */
 		if (o.by_label)
-			cli_meta_set(&meta, "gmm.label_source", o.has_classes ||
-			    dt.lset.source == LABEL_PUBLIC ? "public" : "data");
+			gi.label_source = o.has_classes ||
+			    dt.lset.source == LABEL_PUBLIC ? "public" : "data";
 		if (dt.label_names && dt.names_ok)
-			cli_meta_set(&meta, "gmm.label_names", dt.label_names);
-		if (o.dp) {
-			meta_setf(&meta, "gmm.iterations", "%.0f",
-			    (double)o.iters);
-		} else {
-			/* Criteria of the whole model: the classes'
-			 * log-likelihoods and criteria add up. */
-			for (size_t c = 0; c < dt.nclass; c++) {
-				double nc = (double)(dt.start[c + 1] -
-				    dt.start[c]);
-				bic += fits[c].r.bic;
-				aic += fits[c].r.aic;
-				ll += fits[c].r.ll * nc;
-			}
-			meta_setf(&meta, "gmm.log_likelihood", "%.17g",
-			    ll / (double)dt.n);
-			meta_setf(&meta, "gmm.bic", "%.17g", bic);
-			meta_setf(&meta, "gmm.aic", "%.17g", aic);
+			gi.label_names = dt.label_names;
+		/* Criteria of the whole model: the classes' log-likelihoods
+		 * and criteria add up. */
+		for (size_t c = 0; c < dt.nclass && !o.dp; c++) {
+			gi.bic += fits[c].r.bic;
+			gi.aic += fits[c].r.aic;
+			gi.ll += fits[c].r.ll * (double)(dt.start[c + 1] -
+			    dt.start[c]);
 		}
-		free(cl);
-		free(pr);
+		if (!o.dp)
+			gi.ll /= (double)dt.n;
+		if (gmmio_put_meta(&meta, &gi) != 0)
+			cli_die(EX_OSERR, "out of memory");
 	}
 	cli_prov(&meta);
 	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
