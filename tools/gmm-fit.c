@@ -856,10 +856,107 @@ sample_main(int argc, char **argv)
 	return 0;
 }
 
+/* Fit every class's mixture (no privacy) and write it with its criteria;
+ * the priors are the classes' shares of the rows. */
+static void
+fit_classes(struct out *ot, const struct opts *o, struct rng *rng,
+    struct data *dt, const double *init, int threads, struct fit *f,
+    double *priors)
+{
+	struct gmm g;
+
+	for (size_t c = 0; c < dt->nclass; c++) {
+		struct ts_meta wm = { 0 };
+
+		if (gmm_alloc(&g, o->k, dt->d, o->cov) != 0)
+			cli_die(EX_OSERR, "out of memory");
+		fit_ml(o, rng, dt, c, init, &g, &f[c], threads);
+		priors[c] = (double)(dt->start[c + 1] - dt->start[c]) /
+		    (double)dt->n;
+		meta_setf(&wm, "gmm.log_likelihood", "%.17g", f[c].r.ll);
+		meta_setf(&wm, "gmm.bic", "%.17g", f[c].r.bic);
+		meta_setf(&wm, "gmm.aic", "%.17g", f[c].r.aic);
+		meta_setf(&wm, "gmm.iterations", "%.0f", (double)f[c].r.iters);
+		cli_meta_set(&wm, "gmm.converged", f[c].r.converged ?
+		    "true" : "false");
+		meta_setf(&wm, "gmm.rows", "%.0f",
+		    (double)(dt->start[c + 1] - dt->start[c]));
+		put_model(ot, (int)c, 0, &g, &wm);
+		ts_meta_free(&wm);
+		if (o->verbose)
+			fprintf(stderr, "%s: class %zu: %zu rows, %zu "
+			    "iterations (%s), log-likelihood %.17g, BIC "
+			    "%.17g, AIC %.17g, %.4f s per iteration\n",
+			    cli_prog(), c, dt->start[c + 1] -
+			    dt->start[c], f[c].r.iters,
+			    f[c].r.converged ? "converged" :
+			    o->has_iters ? "fixed" : "not converged",
+			    f[c].r.ll, f[c].r.bic, f[c].r.aic,
+			    f[c].secs / (double)f[c].r.all_iters);
+		gmm_free(&g);
+	}
+}
+
+/* DP-EM: plan the noise, then each release (--audit-repeat: several,
+ * each from its own seeded stream with --seed) written as it is made;
+ * the priors from the last release's counts. */
+static void
+release_classes(struct out *ot, const struct opts *o, struct rng *rng,
+    const struct data *dt, const double *init, int threads,
+    struct dpem_params *dp, struct dpem_plan *pl, double *priors)
+{
+	struct dpem *e;
+	double secs = 0;
+
+	dp_setup(dp, pl, o, dt->nclass, dt->d);
+	if (dpem_new(&e, dp, pl, dt->nclass, dt->d, threads) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	if (o->verbose)
+		fprintf(stderr, "%s: DP-EM: %zu iterations, noise "
+		    "multiplier %.6g per iteration; sd %.6g (counts), "
+		    "%.6g (sums), %.6g (second moments)\n", cli_prog(),
+		    o->iters, 1 / pl->mu, pl->p[DPEM_CNT].sigma,
+		    pl->p[DPEM_SUM].sigma, pl->p[DPEM_MOM].sigma);
+	for (uint64_t rep = 0; rep < (o->audit ? o->audit : 1); rep++) {
+		struct rng *rr = rng;
+		double t0 = cli_now();
+		int rc;
+
+		if (o->audit && o->seed) {
+			char item[64];
+			snprintf(item, sizeof item, "%s/audit/%llu",
+			    WORK_ITEM, (unsigned long long)rep);
+			if (rng_new_seeded(&rr, dpcli_seed_arg(o->seed),
+			    item) != 0)
+				cli_die(EX_OSERR, "out of memory");
+		}
+		rc = dpem_run(e, rr, dt->X, dt->start, init);
+		secs += cli_now() - t0;
+		if (rc == PV_E_NOMEM)
+			cli_die(EX_OSERR, "out of memory");
+		if (rc != 0)
+			cli_die(EX_SOFTWARE, "%s", dpem_errmsg(e));
+		if (rr != rng)
+			rng_free(rr);
+		dpem_priors(e, priors);
+		for (size_t c = 0; c < dt->nclass; c++)
+			put_release(ot, e, c, rep, o, dt->d);
+		cli_progress("releases", rep + 1, o->audit);
+	}
+	cli_progress_done();
+	if (o->verbose)
+		fprintf(stderr, "%s: DP-EM: %.4f s per iteration\n",
+		    cli_prog(), secs / (double)(o->iters *
+		    (o->audit ? o->audit : 1)));
+	dpem_free(e);
+}
+
 /* ---- main ---- */
 
-int
-main(int argc, char **argv)
+/* Parse the options into o and check them; @return the operand (NULL:
+ * stdin). */
+static const char *
+parse_args(int argc, char **argv, struct opts *o)
 {
 	static const char *const covs[] = { "full", "diag", "spherical",
 	    NULL };
@@ -898,6 +995,139 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "d:e:fhk:o:qS:Vv", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'd':
+			o->delta = dpcli_delta_arg("--delta", optarg);
+			o->has_delta = 1;
+			break;
+		case 'e':
+			o->epsilon = dpcli_epsilon_arg("--epsilon", optarg,
+			    EPS_MAX);
+			o->has_eps = 1;
+			break;
+		case 'f':
+			o->force = 1;
+			break;
+		case 'h':
+			usage(0);
+		case 'k':
+			o->k = (size_t)cli_ll("--components", optarg, 1, MAX_K);
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'S':
+			(void)dpcli_seed_arg(optarg);
+			o->seed = optarg;
+			break;
+		case 'V':
+			cli_version();
+		case 'v':
+			o->verbose = 1;
+			break;
+		case OPT_ASSUME_RAW:
+			o->assume_raw = 1;
+			break;
+		case OPT_AUDIT:
+			o->audit = (uint64_t)cli_ll("--audit-repeat", optarg, 1,
+			    MAX_AUDIT);
+			break;
+		case OPT_BY_LABEL:
+			o->by_label = 1;
+			break;
+		case OPT_CLASSES:
+			o->classes = (size_t)cli_ll("--classes", optarg, 1,
+			    MAX_CLASSES);
+			o->has_classes = 1;
+			break;
+		case OPT_CLIP:
+			o->clip = cli_double("--clip", optarg, CLIP_MIN,
+			    CLIP_MAX);
+			o->has_clip = 1;
+			break;
+		case OPT_COVARIANCE:
+			o->cov = cli_choice("--covariance", optarg, covs);
+			break;
+		case OPT_DATASET:
+			if (ledger_check_dataset(optarg) != NULL)
+				cli_usage_error("invalid --dataset '%s': %s",
+				    optarg, ledger_check_dataset(optarg));
+			o->dataset = optarg;
+			break;
+		case OPT_INIT:
+			o->init_dp = cli_choice("--init", optarg, inits);
+			break;
+		case OPT_INIT_MEANS:
+			o->init_means = optarg;
+			break;
+		case OPT_ITERS:
+			o->iters = (size_t)cli_ll("--iters", optarg, 1, MAX_ITER);
+			o->has_iters = 1;
+			break;
+		case OPT_LEVEL:
+			o->level = cli_level_arg(optarg);
+			break;
+		case OPT_MAX_ITER:
+			o->max_iter = (size_t)cli_ll("--max-iter", optarg, 1,
+			    MAX_ITER);
+			o->has_max_iter = 1;
+			break;
+		case OPT_REG:
+			o->reg = cli_double("--reg", optarg, 0, 1e10);
+			break;
+		case OPT_RESTARTS:
+			o->restarts = (size_t)cli_ll("--restarts", optarg, 1,
+			    MAX_RESTARTS);
+			o->has_restarts = 1;
+			break;
+		case OPT_SIGMA:
+			o->sigma = cli_double("--sigma", optarg, 0, SIGMA_MAX);
+			if (o->sigma != 0 && o->sigma < SIGMA_MIN)
+				cli_usage_error("invalid --sigma '%s': 0 or at "
+				    "least %g", optarg, SIGMA_MIN);
+			o->has_sigma = 1;
+			break;
+		case OPT_SPLIT:
+			parse_split(o, optarg);
+			break;
+		case OPT_STATS:
+			o->stats = 1;
+			break;
+		case OPT_TOL:
+			o->tol = cli_double("--tol", optarg, 0, 1e10);
+			o->has_tol = 1;
+			break;
+		case OPT_UNSAFE:
+			(void)cli_choice("--unsafe-test-miscalibrate", optarg,
+			    unsafe);
+			o->unsafe = 1;
+			break;
+		default:
+			usage(EX_USAGE);
+		}
+	}
+	if (o->assume_raw)
+		dpcli_assume_raw(o->dataset);
+	argc -= optind;
+	argv += optind;
+	if (argc > 1)
+		usage(EX_USAGE);
+	cli_set_quiet(o->quiet);
+	check_options(o);
+	return argc == 1 ? argv[0] : NULL;
+}
+
+
+int
+main(int argc, char **argv)
+{
 	struct opts o = { .k = 1, .reg = 1e-6, .tol = 1e-3, .max_iter = 100,
 	    .restarts = 1, .cov = GMM_FULL };
 	struct data dt = { 0 };
@@ -905,146 +1135,21 @@ main(int argc, char **argv)
 	struct ts_meta meta = { 0 }, prov = { 0 };
 	struct rng *rng;
 	struct out ot = { 0 };
-	struct gmm *g;
 	struct fit *fits = NULL;
 	struct dpem_params dp;
 	struct dpem_plan pl;
-	struct dpem *e = NULL;
-	const char *label, *ilabel = NULL, *dataset;
+	const char *file, *label, *ilabel = NULL, *dataset;
 	FILE *in, *ifp = NULL, *ofp;
 	double *init = NULL, *priors, t_start = cli_now();
-	int ch, threads, nin = 0;
+	int threads, nin = 0;
 
 	cli_init(argv[0], argc, argv);
 	if (argc > 1 && strcmp(argv[1], "sample") == 0)
 		return sample_main(argc - 1, argv + 1);
-	while ((ch = getopt_long(argc, argv, "d:e:fhk:o:qS:Vv", longopts,
-	    NULL)) != -1) {
-		switch (ch) {
-		case 'd':
-			o.delta = dpcli_delta_arg("--delta", optarg);
-			o.has_delta = 1;
-			break;
-		case 'e':
-			o.epsilon = dpcli_epsilon_arg("--epsilon", optarg,
-			    EPS_MAX);
-			o.has_eps = 1;
-			break;
-		case 'f':
-			o.force = 1;
-			break;
-		case 'h':
-			usage(0);
-		case 'k':
-			o.k = (size_t)cli_ll("--components", optarg, 1, MAX_K);
-			break;
-		case 'o':
-			o.output = optarg;
-			break;
-		case 'q':
-			o.quiet = 1;
-			break;
-		case 'S':
-			(void)dpcli_seed_arg(optarg);
-			o.seed = optarg;
-			break;
-		case 'V':
-			cli_version();
-		case 'v':
-			o.verbose = 1;
-			break;
-		case OPT_ASSUME_RAW:
-			o.assume_raw = 1;
-			break;
-		case OPT_AUDIT:
-			o.audit = (uint64_t)cli_ll("--audit-repeat", optarg, 1,
-			    MAX_AUDIT);
-			break;
-		case OPT_BY_LABEL:
-			o.by_label = 1;
-			break;
-		case OPT_CLASSES:
-			o.classes = (size_t)cli_ll("--classes", optarg, 1,
-			    MAX_CLASSES);
-			o.has_classes = 1;
-			break;
-		case OPT_CLIP:
-			o.clip = cli_double("--clip", optarg, CLIP_MIN,
-			    CLIP_MAX);
-			o.has_clip = 1;
-			break;
-		case OPT_COVARIANCE:
-			o.cov = cli_choice("--covariance", optarg, covs);
-			break;
-		case OPT_DATASET:
-			if (ledger_check_dataset(optarg) != NULL)
-				cli_usage_error("invalid --dataset '%s': %s",
-				    optarg, ledger_check_dataset(optarg));
-			o.dataset = optarg;
-			break;
-		case OPT_INIT:
-			o.init_dp = cli_choice("--init", optarg, inits);
-			break;
-		case OPT_INIT_MEANS:
-			o.init_means = optarg;
-			break;
-		case OPT_ITERS:
-			o.iters = (size_t)cli_ll("--iters", optarg, 1, MAX_ITER);
-			o.has_iters = 1;
-			break;
-		case OPT_LEVEL:
-			o.level = cli_level_arg(optarg);
-			break;
-		case OPT_MAX_ITER:
-			o.max_iter = (size_t)cli_ll("--max-iter", optarg, 1,
-			    MAX_ITER);
-			o.has_max_iter = 1;
-			break;
-		case OPT_REG:
-			o.reg = cli_double("--reg", optarg, 0, 1e10);
-			break;
-		case OPT_RESTARTS:
-			o.restarts = (size_t)cli_ll("--restarts", optarg, 1,
-			    MAX_RESTARTS);
-			o.has_restarts = 1;
-			break;
-		case OPT_SIGMA:
-			o.sigma = cli_double("--sigma", optarg, 0, SIGMA_MAX);
-			if (o.sigma != 0 && o.sigma < SIGMA_MIN)
-				cli_usage_error("invalid --sigma '%s': 0 or at "
-				    "least %g", optarg, SIGMA_MIN);
-			o.has_sigma = 1;
-			break;
-		case OPT_SPLIT:
-			parse_split(&o, optarg);
-			break;
-		case OPT_STATS:
-			o.stats = 1;
-			break;
-		case OPT_TOL:
-			o.tol = cli_double("--tol", optarg, 0, 1e10);
-			o.has_tol = 1;
-			break;
-		case OPT_UNSAFE:
-			(void)cli_choice("--unsafe-test-miscalibrate", optarg,
-			    unsafe);
-			o.unsafe = 1;
-			break;
-		default:
-			usage(EX_USAGE);
-		}
-	}
-	if (o.assume_raw)
-		dpcli_assume_raw(o.dataset);
-	argc -= optind;
-	argv += optind;
-	if (argc > 1)
-		usage(EX_USAGE);
-	cli_set_quiet(o.quiet);
-	check_options(&o);
+	file = parse_args(argc, argv, &o);
 
 	/* Open everything before computing. */
-	in = cli_open_in(argc == 1 ? argv[0] : NULL, &label);
+	in = cli_open_in(file, &label);
 	if (o.init_means) {
 		if (strcmp(o.init_means, "-") == 0)
 			cli_usage_error("--init-means needs a file, not stdin");
@@ -1092,90 +1197,16 @@ main(int argc, char **argv)
 			threads = 1;
 	}
 
-	g = cli_calloc(dt.nclass, sizeof *g);
-	for (size_t c = 0; c < dt.nclass && !o.dp; c++)
-		if (gmm_alloc(&g[c], o.k, dt.d, o.cov) != 0)
-			cli_die(EX_OSERR, "out of memory");
 	priors = cli_calloc(dt.nclass, sizeof *priors);
 	ot.w = cli_writer(ofp, o.level);
 	ot.audit = o.audit;
 
 	if (!o.dp) {
 		fits = cli_calloc(dt.nclass, sizeof *fits);
-		for (size_t c = 0; c < dt.nclass; c++) {
-			struct ts_meta wm = { 0 };
-
-			fit_ml(&o, rng, &dt, c, init, &g[c], &fits[c],
-			    threads);
-			priors[c] = (double)(dt.start[c + 1] - dt.start[c]) /
-			    (double)dt.n;
-			meta_setf(&wm, "gmm.log_likelihood", "%.17g",
-			    fits[c].r.ll);
-			meta_setf(&wm, "gmm.bic", "%.17g", fits[c].r.bic);
-			meta_setf(&wm, "gmm.aic", "%.17g", fits[c].r.aic);
-			meta_setf(&wm, "gmm.iterations", "%.0f",
-			    (double)fits[c].r.iters);
-			cli_meta_set(&wm, "gmm.converged", fits[c].r.converged ?
-			    "true" : "false");
-			meta_setf(&wm, "gmm.rows", "%.0f",
-			    (double)(dt.start[c + 1] - dt.start[c]));
-			put_model(&ot, (int)c, 0, &g[c], &wm);
-			ts_meta_free(&wm);
-			if (o.verbose)
-				fprintf(stderr, "%s: class %zu: %zu rows, %zu "
-				    "iterations (%s), log-likelihood %.17g, BIC "
-				    "%.17g, AIC %.17g, %.4f s per iteration\n",
-				    cli_prog(), c, dt.start[c + 1] -
-				    dt.start[c], fits[c].r.iters,
-				    fits[c].r.converged ? "converged" :
-				    o.has_iters ? "fixed" : "not converged",
-				    fits[c].r.ll, fits[c].r.bic, fits[c].r.aic,
-				    fits[c].secs /
-				    (double)fits[c].r.all_iters);
-		}
+		fit_classes(&ot, &o, rng, &dt, init, threads, fits, priors);
 	} else {
-		double secs = 0;
-
-		dp_setup(&dp, &pl, &o, dt.nclass, dt.d);
-		if (dpem_new(&e, &dp, &pl, dt.nclass, dt.d, threads) != 0)
-			cli_die(EX_OSERR, "out of memory");
-		if (o.verbose)
-			fprintf(stderr, "%s: DP-EM: %zu iterations, noise "
-			    "multiplier %.6g per iteration; sd %.6g (counts), "
-			    "%.6g (sums), %.6g (second moments)\n", cli_prog(),
-			    o.iters, 1 / pl.mu, pl.p[DPEM_CNT].sigma,
-			    pl.p[DPEM_SUM].sigma, pl.p[DPEM_MOM].sigma);
-		for (uint64_t rep = 0; rep < (o.audit ? o.audit : 1); rep++) {
-			struct rng *rr = rng;
-			double t0 = cli_now();
-			int rc;
-
-			if (o.audit && o.seed) {
-				char item[64];
-				snprintf(item, sizeof item, "%s/audit/%llu",
-				    WORK_ITEM, (unsigned long long)rep);
-				if (rng_new_seeded(&rr, dpcli_seed_arg(o.seed),
-				    item) != 0)
-					cli_die(EX_OSERR, "out of memory");
-			}
-			rc = dpem_run(e, rr, dt.X, dt.start, init);
-			secs += cli_now() - t0;
-			if (rc == PV_E_NOMEM)
-				cli_die(EX_OSERR, "out of memory");
-			if (rc != 0)
-				cli_die(EX_SOFTWARE, "%s", dpem_errmsg(e));
-			if (rr != rng)
-				rng_free(rr);
-			dpem_priors(e, priors);
-			for (size_t c = 0; c < dt.nclass; c++)
-				put_release(&ot, e, c, rep, &o, dt.d);
-			cli_progress("releases", rep + 1, o.audit);
-		}
-		cli_progress_done();
-		if (o.verbose)
-			fprintf(stderr, "%s: DP-EM: %.4f s per iteration\n",
-			    cli_prog(), secs / (double)(o.iters *
-			    (o.audit ? o.audit : 1)));
+		release_classes(&ot, &o, rng, &dt, init, threads, &dp, &pl,
+		    priors);
 	}
 
 	/* The stream metadata: ledgers, the release, the model, provenance. */
@@ -1234,10 +1265,6 @@ main(int argc, char **argv)
 		    "%.3f s in all\n", cli_prog(), dt.n, dt.d, dt.nclass,
 		    dt.nclass == 1 ? "" : "es", cli_now() - t_start);
 
-	for (size_t c = 0; c < dt.nclass; c++)
-		gmm_free(&g[c]);
-	dpem_free(e);
-	free(g);
 	free(fits);
 	free(priors);
 	free(init);
