@@ -79,7 +79,7 @@ dpem_releases(const struct dpem_params *p)
  * The sensitivity of one iteration.  Adding or removing a row x (clipped,
  * ||x|| <= B) with responsibilities r_1 .. r_K (r_j >= 0, sum 1) changes
  * the counts by the vector r, the sums by r_j x and the second moments by
- * r_j x x^T (component j), and nothing else: with --by-label the row only
+ * r_j x x^T (component j), and nothing else: with classes the row only
  * enters its own class's statistics.  The responsibilities are computed
  * from the parameters of the previous iteration, which are released
  * values (post-processing), so the other rows' contributions do not move.

@@ -4,7 +4,7 @@
  * moments of the E-step's responsibilities of rows clipped to norm B,
  * with discrete Gaussian noise whose scales share one budget (jgauss.h),
  * and an M-step that only post-processes the released values
- * (gmm_mstep_dp).  With --by-label each class has its own mixture; a row
+ * (gmm_mstep_dp).  With classes (labels) each has its own mixture; a row
  * enters its class's statistics only, so one release covers all classes.
  * The start is data-independent (points in the ball, or public means),
  * or itself a release of the same sensitivities (the DP start).
