@@ -256,6 +256,7 @@ read_input(struct ts_reader *r, struct data *dt, int need_y, int dp)
 	struct tensor t, X = { 0 }, y = { 0 };
 	int rc, haveX = 0, havey = 0;
 	uint64_t ne;
+	size_t bad = 0;
 
 	while ((rc = ts_read_next(r, &t)) == 1) {
 		if (strcmp(t.name, "X") == 0 && !haveX) {
@@ -300,40 +301,18 @@ read_input(struct ts_reader *r, struct data *dt, int need_y, int dp)
 		cli_die(EX_DATAERR, "%s: tensor 'y' has %llu rows, 'X' %llu",
 		    dt->label, (unsigned long long)y.dims[0],
 		    (unsigned long long)X.dims[0]);
-	dt->X = cli_reallocarray(NULL, dt->n * dt->d, sizeof *dt->X);
-	for (size_t i = 0; i < dt->n; i++) {
-		double *x = dt->X + i * dt->d;
-		int bad = 0;
-
-		for (size_t a = 0; a < dt->d; a++) {
-			size_t e = i * dt->d + a;
-			x[a] = X.dtype == TS_F64 ? ((double *)X.data)[e] :
-			    ((float *)X.data)[e];
-			bad |= !isfinite(x[a]);
-		}
-		if (!bad)
-			continue;
-		/* Under privacy an error would tell about the row: it
-		 * becomes the zero row, as in covest. */
-		if (!dp)
-			cli_die(EX_DATAERR, "%s: tensor 'X': row %zu has a "
-			    "non-finite value", dt->label, i);
-		memset(x, 0, dt->d * sizeof *x);
-		dt->nonfinite++;
-	}
+	rc = gmmio_rows(&dt->X, &X, dp, &dt->nonfinite, &bad);
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc != 0)
+		cli_die(EX_DATAERR, "%s: tensor 'X': row %zu has a non-finite "
+		    "value", dt->label, bad);
 	tensor_free(&X);
 	if (havey) {
-		dt->y = cli_reallocarray(NULL, dt->n ? dt->n : 1,
-		    sizeof *dt->y);
-		for (size_t i = 0; i < dt->n; i++) {
-			int64_t v = y.dtype == TS_I32 ?
-			    ((int32_t *)y.data)[i] : y.dtype == TS_I64 ?
-			    ((int64_t *)y.data)[i] : ((uint8_t *)y.data)[i];
-			/* -1 is never a class. */
-			dt->y[i] = v < 0 || v > INT32_MAX ? -1 : (int32_t)v;
-		}
 		char err[256];
 
+		if (gmmio_labels(&dt->y, &y) != 0)
+			cli_die(EX_OSERR, "out of memory");
 		if (label_get(&y.meta, &dt->lset, err, sizeof err) != 0)
 			cli_die(EX_DATAERR, "%s: tensor 'y': %s", dt->label, err);
 		if (dt->lset.names != NULL)
@@ -349,9 +328,7 @@ read_input(struct ts_reader *r, struct data *dt, int need_y, int dp)
 static void
 group_rows(struct data *dt, const struct opts *o)
 {
-	size_t n = dt->n, d = dt->d, C;
-	size_t *cnt, *pos;
-	double *G;
+	size_t n = dt->n, C, bad = 0;
 	char err[256];
 	int rc;
 
@@ -369,47 +346,19 @@ group_rows(struct data *dt, const struct opts *o)
 		cli_usage_error("%s: %s", dt->label, err);
 	if (rc != LABEL_OK)
 		cli_die(EX_DATAERR, "%s: %s", dt->label, err);
-	if (C == 0) {
-		for (size_t i = 0; i < n; i++)
-			if (dt->y[i] >= 0 && (size_t)dt->y[i] + 1 > C)
-				C = (size_t)dt->y[i] + 1;
-		if (C == 0)
-			cli_die(EX_DATAERR, "%s: tensor 'y' holds no class",
-			    dt->label);
-	}
+	if (C == 0 && (C = gmmio_classes_seen(dt->y, n)) == 0)
+		cli_die(EX_DATAERR, "%s: tensor 'y' holds no class", dt->label);
 	if (C > MAX_CLASSES)
 		cli_die(EX_DATAERR, "%s: %zu classes: gmm-fit takes at most %d",
 		    dt->label, C, MAX_CLASSES);
-	cnt = cli_calloc(C + 1, sizeof *cnt);
-	for (size_t i = 0; i < n; i++) {
-		if (dt->y[i] >= 0 && (size_t)dt->y[i] < C) {
-			cnt[dt->y[i]]++;
-		} else if (!o->dp) {
-			cli_die(EX_DATAERR, "%s: tensor 'y': row %zu: label %d "
-			    "is not a class 0 .. %zu", dt->label, i,
-			    (int)dt->y[i], C - 1);
-		} else {
-			dt->dropped++;
-		}
-	}
+	rc = gmmio_group(&dt->X, n, dt->d, dt->y, C, o->dp, &dt->start,
+	    &dt->dropped, &bad);
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc != 0)
+		cli_die(EX_DATAERR, "%s: tensor 'y': row %zu: label %d is not a "
+		    "class 0 .. %zu", dt->label, bad, (int)dt->y[bad], C - 1);
 	dt->nclass = C;
-	dt->start = cli_calloc(C + 1, sizeof *dt->start);
-	for (size_t c = 0; c < C; c++)
-		dt->start[c + 1] = dt->start[c] + cnt[c];
-	pos = cli_calloc(C, sizeof *pos);
-	G = cli_reallocarray(NULL, dt->start[C] ? dt->start[C] * d : 1,
-	    sizeof *G);
-	for (size_t i = 0; i < n; i++) {
-		int32_t c = dt->y[i];
-		if (c < 0 || (size_t)c >= C)
-			continue;
-		memcpy(G + (dt->start[c] + pos[c]++) * d, dt->X + i * d,
-		    d * sizeof *G);
-	}
-	free(dt->X);
-	dt->X = G;
-	free(cnt);
-	free(pos);
 }
 
 /* The initial means of --init-means: the first tensor, K x d values. */

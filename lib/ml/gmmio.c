@@ -321,3 +321,129 @@ out:
 	free(pr);
 	return rc;
 }
+
+int
+gmmio_rows(double **out, const struct tensor *X, int dp, uint64_t *nonfinite,
+    size_t *bad)
+{
+	size_t n, d;
+	uint64_t ne;
+	double *R;
+
+	*out = NULL;
+	if (X->ndim != 2 || (X->dtype != TS_F32 && X->dtype != TS_F64) ||
+	    tensor_elems(X, &ne) != 0 || ne > SIZE_MAX / sizeof(double))
+		return PV_E_RANGE;
+	n = (size_t)X->dims[0];
+	d = (size_t)X->dims[1];
+	if ((R = malloc(ne ? (size_t)ne * sizeof *R : 1)) == NULL)
+		return PV_E_NOMEM;
+	for (size_t i = 0; i < n; i++) {
+		double *x = R + i * d;
+		int nf = 0;
+
+		for (size_t a = 0; a < d; a++) {
+			size_t e = i * d + a;
+			x[a] = X->dtype == TS_F64 ? ((const double *)X->data)[e] :
+			    ((const float *)X->data)[e];
+			nf |= !isfinite(x[a]);
+		}
+		if (!nf)
+			continue;
+		/* Under privacy an error would tell about the row: it
+		 * becomes the zero row, as in covest. */
+		if (!dp) {
+			free(R);
+			*bad = i;
+			return PV_E_FORMAT;
+		}
+		memset(x, 0, d * sizeof *x);
+		(*nonfinite)++;
+	}
+	*out = R;
+	return 0;
+}
+
+int
+gmmio_labels(int32_t **out, const struct tensor *y)
+{
+	size_t n;
+	int32_t *v;
+
+	*out = NULL;
+	if (y->ndim != 1 || (y->dtype != TS_I32 && y->dtype != TS_I64 &&
+	    y->dtype != TS_U8) || y->dims[0] > SIZE_MAX / sizeof *v)
+		return PV_E_RANGE;
+	n = (size_t)y->dims[0];
+	if ((v = malloc(n ? n * sizeof *v : 1)) == NULL)
+		return PV_E_NOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int64_t l = y->dtype == TS_I32 ? ((const int32_t *)y->data)[i] :
+		    y->dtype == TS_I64 ? ((const int64_t *)y->data)[i] :
+		    ((const uint8_t *)y->data)[i];
+		/* -1 is never a class. */
+		v[i] = l < 0 || l > INT32_MAX ? -1 : (int32_t)l;
+	}
+	*out = v;
+	return 0;
+}
+
+size_t
+gmmio_classes_seen(const int32_t *y, size_t n)
+{
+	size_t C = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (y[i] >= 0 && (size_t)y[i] + 1 > C)
+			C = (size_t)y[i] + 1;
+	return C;
+}
+
+int
+gmmio_group(double **X, size_t n, size_t d, const int32_t *y, size_t C,
+    int dp, size_t **start, uint64_t *dropped, size_t *bad)
+{
+	size_t *cnt = NULL, *st = NULL, *pos = NULL;
+	double *G = NULL;
+	uint64_t drop = 0;
+	int rc = PV_E_NOMEM;
+
+	*start = NULL;
+	if ((cnt = calloc(C + 1, sizeof *cnt)) == NULL)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (y[i] >= 0 && (size_t)y[i] < C) {
+			cnt[y[i]]++;
+		} else if (!dp) {
+			*bad = i;
+			rc = PV_E_FORMAT;
+			goto out;
+		} else {
+			drop++;
+		}
+	}
+	if ((st = calloc(C + 1, sizeof *st)) == NULL ||
+	    (pos = calloc(C ? C : 1, sizeof *pos)) == NULL)
+		goto out;
+	for (size_t c = 0; c < C; c++)
+		st[c + 1] = st[c] + cnt[c];
+	if ((G = malloc(st[C] ? st[C] * d * sizeof *G : 1)) == NULL)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		int32_t c = y[i];
+		if (c < 0 || (size_t)c >= C)
+			continue;
+		memcpy(G + (st[c] + pos[c]++) * d, *X + i * d, d * sizeof *G);
+	}
+	free(*X);
+	*X = G;
+	*start = st;
+	st = NULL;
+	*dropped += drop;
+	rc = 0;
+out:
+	free(cnt);
+	free(st);
+	free(pos);
+	return rc;
+}

@@ -70,6 +70,38 @@ void gmmio_draw_classes(const struct gmmio_model *m, struct rng *r,
 void gmmio_sample_rows(struct gmmio_model *m, struct rng *r,
     const int32_t *y, size_t n, float *out);
 
+/* ---- the rows a model is fitted to ---- */
+
+/* The n x d values of X (f32 or f64, 2 dimensions) as doubles in *out
+ * (allocated, the caller frees).  A row with a non-finite value: with dp
+ * it becomes the zero row (an error would tell about the row; counted in
+ * *nonfinite), without dp it is an error.
+ * @return 0; PV_E_NOMEM; PV_E_RANGE (X not f32/f64 of 2 dimensions, or
+ * too large); PV_E_FORMAT with *bad the first non-finite row. */
+int gmmio_rows(double **out, const struct tensor *X, int dp,
+    uint64_t *nonfinite, size_t *bad);
+
+/* The n labels of y (i32, i64 or u8, 1 dimension) as int32 in *out
+ * (allocated), -1 (never a class) for a value outside 0 .. INT32_MAX.
+ * @return 0, PV_E_NOMEM or PV_E_RANGE (not such a tensor). */
+int gmmio_labels(int32_t **out, const struct tensor *y);
+
+/* The classes the labels name, 0 .. max: max + 1 (0: none).  Without
+ * privacy only: with it the classes must be public. */
+size_t gmmio_classes_seen(const int32_t *y, size_t n);
+
+/*
+ * Group the n rows of *X (n x d) by class: classes 0 .. C-1, class c's
+ * rows start[c] .. start[c+1]-1 (*start allocated, C + 1 values), in
+ * their order.  A row with another label is dropped with dp (counted in
+ * *dropped; the public class set is what bounds a row's influence),
+ * without dp it is an error.  *X is replaced by the grouped rows.
+ * @return 0; PV_E_NOMEM; PV_E_FORMAT with *bad the first row whose label
+ * is not a class (nothing changed).
+ */
+int gmmio_group(double **X, size_t n, size_t d, const int32_t *y, size_t C,
+    int dp, size_t **start, uint64_t *dropped, size_t *bad);
+
 /* What a model's stream metadata says of it (gmmio_put_meta). */
 struct gmmio_info {
 	size_t C;			/* classes, labelled 0 .. C-1 */

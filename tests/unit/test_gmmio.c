@@ -4,7 +4,10 @@
  * and read back through a real stream loads the same numbers; each kind
  * of malformed model is refused with its message; drawn classes follow
  * the priors and drawn rows have the component's mean and covariance
- * (fixed seed; each check fails by chance with probability below 1e-6).
+ * (fixed seed; each check fails by chance with probability below 1e-6);
+ * the rows: non-finite rows zeroed with privacy, refused without; labels
+ * outside int32 never a class; grouping by class keeps the row order and
+ * drops (with privacy) or refuses (without) a row of another label.
  */
 #include <math.h>
 #include <stdint.h>
@@ -195,9 +198,61 @@ test_roundtrip(void)
 	gmm_free(&g[1]);
 }
 
+static void
+test_rows(void)
+{
+	float xf[8] = { 1, 2, 3, 4, NAN, 6, 7, 8 };
+	int64_t yl[5] = { 1, -5, 0, (int64_t)1 << 40, 1 };
+	double xd[10] = { 0, 0, 1, 1, 2, 2, 3, 3, 4, 4 }, *R, *G;
+	uint64_t dims[2] = { 4, 2 }, nf = 0, dropped = 0;
+	struct tensor X, y;
+	int32_t *lab, yy[5] = { 1, 0, 1, -1, 0 };
+	size_t bad = 99, *st;
+	int rc;
+
+	if (tensor_init(&X, "X", TS_F32, 2, dims) != 0)
+		abort();
+	X.data = xf;
+	rc = gmmio_rows(&R, &X, 1, &nf, &bad);
+	ok(rc == 0 && nf == 1 && R[4] == 0 && R[5] == 0 && R[6] == 7 &&
+	    R[1] == 2, "rows: with privacy the non-finite row 2 is zeroed");
+	free(R);
+	rc = gmmio_rows(&R, &X, 0, &nf, &bad);
+	ok(rc == PV_E_FORMAT && bad == 2 && R == NULL, "rows: without, row 2 "
+	    "is refused");
+	X.data = NULL;
+	tensor_free(&X);
+	dims[0] = 5;
+	if (tensor_init(&y, "y", TS_I64, 1, dims) != 0)
+		abort();
+	y.data = yl;
+	ok(gmmio_labels(&lab, &y) == 0 && lab[0] == 1 && lab[1] == -1 &&
+	    lab[3] == -1 && lab[4] == 1, "labels: negative and 2^40 are no "
+	    "class");
+	ok(gmmio_classes_seen(lab, 5) == 2 && gmmio_classes_seen(lab + 1, 1)
+	    == 0, "labels: the classes seen");
+	free(lab);
+	y.data = NULL;
+	tensor_free(&y);
+
+	G = malloc(sizeof xd);
+	memcpy(G, xd, sizeof xd);
+	rc = gmmio_group(&G, 5, 2, yy, 2, 0, &st, &dropped, &bad);
+	ok(rc == PV_E_FORMAT && bad == 3 && memcmp(G, xd, sizeof xd) == 0,
+	    "group: without privacy, row 3's label -1 is refused");
+	rc = gmmio_group(&G, 5, 2, yy, 2, 1, &st, &dropped, &bad);
+	ok(rc == 0 && dropped == 1 && st[0] == 0 && st[1] == 2 && st[2] == 4,
+	    "group: with privacy it is dropped; classes of 2 and 2 rows");
+	ok(rc == 0 && G[0] == 1 && G[2] == 4 && G[4] == 0 && G[6] == 2,
+	    "group: class 0 rows 1, 4 then class 1 rows 0, 2, in order");
+	free(st);
+	free(G);
+}
+
 int
 main(void)
 {
+	test_rows();
 	test_lists();
 	test_roundtrip();
 	return tap_done();
