@@ -13,10 +13,12 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "covnoise.h"
 #include "dpcli.h"
+#include "dpem.h"
 #include "fpsum.h"
 #include "gmm.h"
+#include "gmmfit.h"
+#include "gmmio.h"
 #include "jgauss.h"
 #include "la.h"
 #include "labels.h"
@@ -26,9 +28,9 @@
 #include "tensor.h"
 #include "tstream.h"
 
-#define MAX_K 1024			/* --components */
-#define MAX_FEATURES 4096		/* columns of X */
-#define MAX_CLASSES 1024		/* --classes */
+#define MAX_K GMMIO_MAX_K		/* --components */
+#define MAX_FEATURES GMMIO_MAX_D	/* columns of X */
+#define MAX_CLASSES GMMIO_MAX_CLASSES	/* --classes */
 #define MAX_ITER 100000			/* --iters, --max-iter */
 #define MAX_RESTARTS 1000
 #define MAX_AUDIT 1000000
@@ -41,11 +43,6 @@
 #define EPS_MAX 100
 #define WORK_ITEM "gmm-fit"
 #define UNSAFE_ENV "PRIVADA_TEST_UNSAFE"
-
-/* The three parts of each iteration's release. */
-enum { P_CNT, P_SUM, P_MOM, NPARTS };
-static const char *const part_name[NPARTS] = { "counts", "sums",
-    "second moments" };
 
 enum {
 	OPT_ASSUME_RAW = 256, OPT_AUDIT, OPT_BY_LABEL, OPT_CLASSES, OPT_CLIP, OPT_COVARIANCE,
@@ -60,7 +57,7 @@ struct opts {
 	int assume_raw;
 	int has_eps, has_delta, has_sigma, has_clip, has_split, has_iters;
 	int has_tol, has_max_iter, has_restarts, has_classes, dp;
-	double epsilon, delta, sigma, clip, reg, tol, split[NPARTS];
+	double epsilon, delta, sigma, clip, reg, tol, split[DPEM_NPARTS];
 	size_t k, iters, max_iter, restarts, classes;
 	uint64_t audit;
 };
@@ -75,15 +72,6 @@ struct data {
 	char *label_names;		/* lset.names (owned), or NULL */
 	int names_ok;			/* label_names may be published */
 	uint64_t nonfinite, dropped;
-};
-
-/* The noise plan of DP-EM: one Gaussian mechanism per iteration. */
-struct plan {
-	double z;			/* joint multiplier asked for */
-	double mu;			/* per iteration */
-	struct jgauss_part p[NPARTS];
-	double delta2_true[NPARTS];	/* the sensitivities that hold */
-	double fp_margin;		/* relative float margin (fpsum.h) */
 };
 
 __attribute__((noreturn)) static void
@@ -178,7 +166,7 @@ parse_split(struct opts *o, const char *arg)
 	const char *p = arg;
 	char *end;
 
-	for (int i = 0; i < NPARTS; i++) {
+	for (int i = 0; i < DPEM_NPARTS; i++) {
 		errno = 0;
 		o->split[i] = strtod(p, &end);
 		if (end == p || errno == ERANGE || !isfinite(o->split[i]) ||
@@ -186,7 +174,7 @@ parse_split(struct opts *o, const char *arg)
 			cli_usage_error("invalid --split '%s': expected three "
 			    "positive weights A,B,C", arg);
 		p = end;
-		if (i < NPARTS - 1 && *p++ != ',')
+		if (i < DPEM_NPARTS - 1 && *p++ != ',')
 			cli_usage_error("invalid --split '%s': expected three "
 			    "positive weights A,B,C", arg);
 	}
@@ -268,6 +256,7 @@ read_input(struct ts_reader *r, struct data *dt, int need_y, int dp)
 	struct tensor t, X = { 0 }, y = { 0 };
 	int rc, haveX = 0, havey = 0;
 	uint64_t ne;
+	size_t bad = 0;
 
 	while ((rc = ts_read_next(r, &t)) == 1) {
 		if (strcmp(t.name, "X") == 0 && !haveX) {
@@ -312,40 +301,18 @@ read_input(struct ts_reader *r, struct data *dt, int need_y, int dp)
 		cli_die(EX_DATAERR, "%s: tensor 'y' has %llu rows, 'X' %llu",
 		    dt->label, (unsigned long long)y.dims[0],
 		    (unsigned long long)X.dims[0]);
-	dt->X = cli_reallocarray(NULL, dt->n * dt->d, sizeof *dt->X);
-	for (size_t i = 0; i < dt->n; i++) {
-		double *x = dt->X + i * dt->d;
-		int bad = 0;
-
-		for (size_t a = 0; a < dt->d; a++) {
-			size_t e = i * dt->d + a;
-			x[a] = X.dtype == TS_F64 ? ((double *)X.data)[e] :
-			    ((float *)X.data)[e];
-			bad |= !isfinite(x[a]);
-		}
-		if (!bad)
-			continue;
-		/* Under privacy an error would tell about the row: it
-		 * becomes the zero row, as in covest. */
-		if (!dp)
-			cli_die(EX_DATAERR, "%s: tensor 'X': row %zu has a "
-			    "non-finite value", dt->label, i);
-		memset(x, 0, dt->d * sizeof *x);
-		dt->nonfinite++;
-	}
+	rc = gmmio_rows(&dt->X, &X, dp, &dt->nonfinite, &bad);
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc != 0)
+		cli_die(EX_DATAERR, "%s: tensor 'X': row %zu has a non-finite "
+		    "value", dt->label, bad);
 	tensor_free(&X);
 	if (havey) {
-		dt->y = cli_reallocarray(NULL, dt->n ? dt->n : 1,
-		    sizeof *dt->y);
-		for (size_t i = 0; i < dt->n; i++) {
-			int64_t v = y.dtype == TS_I32 ?
-			    ((int32_t *)y.data)[i] : y.dtype == TS_I64 ?
-			    ((int64_t *)y.data)[i] : ((uint8_t *)y.data)[i];
-			/* -1 is never a class. */
-			dt->y[i] = v < 0 || v > INT32_MAX ? -1 : (int32_t)v;
-		}
 		char err[256];
 
+		if (gmmio_labels(&dt->y, &y) != 0)
+			cli_die(EX_OSERR, "out of memory");
 		if (label_get(&y.meta, &dt->lset, err, sizeof err) != 0)
 			cli_die(EX_DATAERR, "%s: tensor 'y': %s", dt->label, err);
 		if (dt->lset.names != NULL)
@@ -361,9 +328,7 @@ read_input(struct ts_reader *r, struct data *dt, int need_y, int dp)
 static void
 group_rows(struct data *dt, const struct opts *o)
 {
-	size_t n = dt->n, d = dt->d, C;
-	size_t *cnt, *pos;
-	double *G;
+	size_t n = dt->n, C, bad = 0;
 	char err[256];
 	int rc;
 
@@ -381,47 +346,19 @@ group_rows(struct data *dt, const struct opts *o)
 		cli_usage_error("%s: %s", dt->label, err);
 	if (rc != LABEL_OK)
 		cli_die(EX_DATAERR, "%s: %s", dt->label, err);
-	if (C == 0) {
-		for (size_t i = 0; i < n; i++)
-			if (dt->y[i] >= 0 && (size_t)dt->y[i] + 1 > C)
-				C = (size_t)dt->y[i] + 1;
-		if (C == 0)
-			cli_die(EX_DATAERR, "%s: tensor 'y' holds no class",
-			    dt->label);
-	}
+	if (C == 0 && (C = gmmio_classes_seen(dt->y, n)) == 0)
+		cli_die(EX_DATAERR, "%s: tensor 'y' holds no class", dt->label);
 	if (C > MAX_CLASSES)
 		cli_die(EX_DATAERR, "%s: %zu classes: gmm-fit takes at most %d",
 		    dt->label, C, MAX_CLASSES);
-	cnt = cli_calloc(C + 1, sizeof *cnt);
-	for (size_t i = 0; i < n; i++) {
-		if (dt->y[i] >= 0 && (size_t)dt->y[i] < C) {
-			cnt[dt->y[i]]++;
-		} else if (!o->dp) {
-			cli_die(EX_DATAERR, "%s: tensor 'y': row %zu: label %d "
-			    "is not a class 0 .. %zu", dt->label, i,
-			    (int)dt->y[i], C - 1);
-		} else {
-			dt->dropped++;
-		}
-	}
+	rc = gmmio_group(&dt->X, n, dt->d, dt->y, C, o->dp, &dt->start,
+	    &dt->dropped, &bad);
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc != 0)
+		cli_die(EX_DATAERR, "%s: tensor 'y': row %zu: label %d is not a "
+		    "class 0 .. %zu", dt->label, bad, (int)dt->y[bad], C - 1);
 	dt->nclass = C;
-	dt->start = cli_calloc(C + 1, sizeof *dt->start);
-	for (size_t c = 0; c < C; c++)
-		dt->start[c + 1] = dt->start[c] + cnt[c];
-	pos = cli_calloc(C, sizeof *pos);
-	G = cli_reallocarray(NULL, dt->start[C] ? dt->start[C] * d : 1,
-	    sizeof *G);
-	for (size_t i = 0; i < n; i++) {
-		int32_t c = dt->y[i];
-		if (c < 0 || (size_t)c >= C)
-			continue;
-		memcpy(G + (dt->start[c] + pos[c]++) * d, dt->X + i * d,
-		    d * sizeof *G);
-	}
-	free(dt->X);
-	dt->X = G;
-	free(cnt);
-	free(pos);
 }
 
 /* The initial means of --init-means: the first tensor, K x d values. */
@@ -486,61 +423,74 @@ struct out {
 	uint64_t audit;			/* 0, or --audit-repeat */
 };
 
+/* Write a tensor (gmmio_put_tensor), exit on failure. */
 static void
 put_tensor(struct out *ot, const char *base, uint64_t rep, int ndim,
-    const uint64_t *dims, double *data, const struct ts_meta *meta)
+    const uint64_t *dims, const double *data, const struct ts_meta *meta)
 {
-	struct tensor t;
-	char name[TS_MAX_NAME + 1];
-	int rc;
+	int rc = gmmio_put_tensor(ot->w, base, ot->audit != 0, rep, ndim,
+	    dims, data, meta);
 
-	if (ot->audit)
-		snprintf(name, sizeof name, "%s/%llu", base,
-		    (unsigned long long)rep);
-	else
-		snprintf(name, sizeof name, "%s", base);
-	if (tensor_init(&t, name, TS_F64, ndim, dims) != 0)
-		cli_die(EX_SOFTWARE, "bad tensor header for '%s'", name);
-	if (meta && ts_meta_merge(&t.meta, meta, "", NULL) != 0)
+	if (rc == PV_E_NOMEM)
 		cli_die(EX_OSERR, "out of memory");
-	t.data = data;
-	if ((rc = ts_write_tensor(ot->w, &t)) != 0)
+	if (rc != 0)
 		cli_wdie(ot->w, rc);
-	t.data = NULL;
-	tensor_free(&t);
 }
 
-/* Write the mixture of class label c. */
+/* Write the mixture of class label c (gmmio_put_model). */
 static void
 put_model(struct out *ot, int c, uint64_t rep, const struct gmm *g,
     const struct ts_meta *wmeta)
 {
-	char base[64];
-	uint64_t dims[3] = { g->k, g->d, g->d };
-	int nd = g->type == GMM_FULL ? 3 : g->type == GMM_DIAG ? 2 : 1;
+	int rc = gmmio_put_model(ot->w, c, ot->audit != 0, rep, g, wmeta);
 
-	snprintf(base, sizeof base, "gmm/%d/weights", c);
-	put_tensor(ot, base, rep, 1, dims, g->w, wmeta);
-	snprintf(base, sizeof base, "gmm/%d/means", c);
-	put_tensor(ot, base, rep, 2, dims, g->mu, NULL);
-	snprintf(base, sizeof base, "gmm/%d/covs", c);
-	put_tensor(ot, base, rep, nd, dims, g->cov, NULL);
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc != 0)
+		cli_wdie(ot->w, rc);
+}
+
+/* Write release rep of class c: the mixture, and with --stats the
+ * released statistics (and those of the DP start). */
+static void
+put_release(struct out *ot, const struct dpem *e, size_t c, uint64_t rep,
+    const struct opts *o, size_t d)
+{
+	char base[64];
+	size_t ml = gmm_mom_len(o->cov, d);
+
+	put_model(ot, (int)c, rep, dpem_model(e, c), NULL);
+	if (o->stats) {
+		uint64_t dims[3] = { o->iters, o->k, 1 + d + ml };
+
+		snprintf(base, sizeof base, "gmm/%zu/stats", c);
+		put_tensor(ot, base, rep, 3, dims, dpem_trace(e, c), NULL);
+	}
+	if (o->stats && o->init_dp) {
+		uint64_t dims[1] = { 1 + 2 * d };
+		double *v = cli_reallocarray(NULL, dims[0], sizeof *v);
+
+		dpem_init_stats(e, c, v);
+		snprintf(base, sizeof base, "gmm/%zu/init_stats", c);
+		put_tensor(ot, base, rep, 1, dims, v, NULL);
+		free(v);
+	}
 }
 
 /* ---- maximum likelihood (--sigma 0) ---- */
 
 struct vctx {
-	size_t cls, start, starts;
+	size_t cls, starts;
 };
 
 static void
-on_iter(void *arg, size_t it, double ll)
+on_iter(void *arg, size_t start, size_t it, double ll)
 {
 	const struct vctx *v = arg;
 
 	if (v->starts > 1)
 		fprintf(stderr, "%s: class %zu: start %zu: iteration %zu: "
-		    "log-likelihood %.17g\n", cli_prog(), v->cls, v->start, it,
+		    "log-likelihood %.17g\n", cli_prog(), v->cls, start, it,
 		    ll);
 	else
 		fprintf(stderr, "%s: class %zu: iteration %zu: log-likelihood "
@@ -548,536 +498,122 @@ on_iter(void *arg, size_t it, double ll)
 }
 
 struct fit {
-	double ll;			/* mean log-likelihood of the model */
-	double bic, aic;
-	size_t iters;			/* of the start kept */
-	size_t all_iters;		/* of all starts */
-	int converged;
-	double secs;			/* in EM iterations */
+	struct gmmfit_result r;
+	double secs;			/* in the fit */
 };
 
-/* Fit class c's mixture by EM with restarts; g receives the best. */
+/* Fit class c's mixture by EM with restarts (gmmfit); g receives the
+ * best. */
 static void
 fit_ml(const struct opts *o, struct rng *rng, const struct data *dt,
     size_t c, const double *init, struct gmm *g, struct fit *f,
     int threads)
 {
-	size_t n = dt->start[c + 1] - dt->start[c], d = dt->d, k = o->k;
-	size_t starts = o->restarts ? o->restarts : 1, bad = 0;
-	double *X = dt->X + dt->start[c] * d, *ctr, *cen, best = -INFINITY;
-	double ll, t0;
-	struct gmm cur;
-	struct gmm_work *w;
-	struct gmm_em_opts eo = { .tol = o->tol, .max_iter = o->has_iters ?
-	    o->iters : o->max_iter, .fixed = o->has_iters, .reg = o->reg };
-	struct gmm_em_result res;
-	struct vctx v = { c, 0, starts };
+	size_t n = dt->start[c + 1] - dt->start[c];
+	struct gmmfit_params p = { .k = o->k, .cov = o->cov, .reg = o->reg,
+	    .tol = o->tol, .max_iter = o->has_iters ? o->iters : o->max_iter,
+	    .fixed = o->has_iters, .restarts = o->restarts,
+	    .threads = threads };
+	struct vctx v = { c, o->restarts ? o->restarts : 1 };
+	const char *msg;
+	double t0;
 	int rc;
 
-	if (n < k)
+	if (n < o->k)
 		cli_die(EX_DATAERR, "%s: class %zu has %zu rows, fewer than the "
-		    "%zu components", dt->label, c, n, k);
-	if (gmm_alloc(&cur, k, d, o->cov) != 0 ||
-	    gmm_work_new(&w, k, d, o->cov, threads) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	/* EM on rows centred on their mean (translation does not change
-	 * the fit, and it keeps x U^-1 - mu U^-1 free of cancellation),
-	 * moved back at the end. */
-	ctr = cli_calloc(d, sizeof *ctr);
-	for (size_t i = 0; i < n; i++)
-		for (size_t a = 0; a < d; a++)
-			ctr[a] += X[i * d + a];
-	for (size_t a = 0; a < d; a++)
-		ctr[a] /= (double)n;
-	for (size_t i = 0; i < n; i++)
-		for (size_t a = 0; a < d; a++)
-			X[i * d + a] -= ctr[a];
-	cen = cli_reallocarray(NULL, k * d, sizeof *cen);
+		    "%zu components", dt->label, c, n, o->k);
+	if ((msg = gmmfit_check_params(&p)) != NULL)
+		cli_die(EX_SOFTWARE, "EM: %s", msg);
 	if (o->verbose) {
-		eo.on_iter = on_iter;
-		eo.arg = &v;
+		p.on_iter = on_iter;
+		p.ctx = &v;
 	}
-	f->secs = 0;
-	f->all_iters = 0;
-	for (size_t s = 0; s < starts; s++) {
-		v.start = s + 1;
-		if (init) {
-			for (size_t j = 0; j < k; j++)
-				for (size_t a = 0; a < d; a++)
-					cen[j * d + a] = init[j * d + a] -
-					    ctr[a];
-		} else {
-			gmm_kmeanspp(rng, X, n, d, k, cen);
-		}
-		if (gmm_init_centers(&cur, X, n, cen, o->reg) != 0)
-			cli_die(EX_OSERR, "out of memory");
-		t0 = cli_now();
-		rc = gmm_em(&cur, w, X, n, &eo, &res);
-		f->secs += cli_now() - t0;
-		f->all_iters += res.iters;
-		if (rc == GMM_E_NOTPD)
-			cli_die(EX_DATAERR, "%s: class %zu: component %zu: the "
-			    "covariance is not positive definite (try a larger "
-			    "--reg)", dt->label, c, res.bad);
-		if (rc != 0)
-			cli_die(rc == GMM_E_NOMEM ? EX_OSERR : EX_DATAERR,
-			    "%s: class %zu: EM: %s", dt->label, c,
-			    gmm_strerror(rc));
-		if (s == 0 || res.ll > best) {
-			best = res.ll;
-			gmm_copy(g, &cur);
-			f->iters = res.iters;
-			f->converged = res.converged;
-		}
-	}
-	if (!f->converged && !o->has_iters)
+	t0 = cli_now();
+	rc = gmmfit_run(&p, rng, dt->X + dt->start[c] * dt->d, n, dt->d,
+	    init, g, &f->r);
+	f->secs = cli_now() - t0;
+	if ((rc == 0 || f->r.final) && !f->r.converged && !o->has_iters)
 		cli_warn("class %zu: EM did not converge in %zu iterations "
 		    "(raise --max-iter or --tol)", c, o->max_iter);
-	/* The log-likelihood of the model written (after its M-step). */
-	rc = gmm_pass(w, g, X, n, NULL, &ll, &bad);
-	if (rc == GMM_E_NOTPD)
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc == PV_E_NOTPD)
 		cli_die(EX_DATAERR, "%s: class %zu: component %zu: the "
 		    "covariance is not positive definite (try a larger --reg)",
-		    dt->label, c, bad);
+		    dt->label, c, f->r.bad);
 	if (rc != 0)
-		cli_die(rc == GMM_E_NOMEM ? EX_OSERR : EX_DATAERR, "%s: class "
-		    "%zu: %s", dt->label, c, gmm_strerror(rc));
-	f->ll = ll / (double)n;
-	/* As scikit-learn: -2 log L + p log n, and -2 log L + 2 p. */
-	f->bic = -2 * ll + gmm_nparams(g) * log((double)n);
-	f->aic = -2 * ll + 2 * gmm_nparams(g);
-	/* The rows stay centred: they are not used again. */
-	for (size_t j = 0; j < k; j++)
-		for (size_t a = 0; a < d; a++)
-			g->mu[j * d + a] += ctr[a];
-	free(ctr);
-	free(cen);
-	gmm_free(&cur);
-	gmm_work_free(w);
+		cli_die(EX_DATAERR, "%s: class %zu: %s%s", dt->label, c,
+		    f->r.final ? "" : "EM: ", gmm_strerror(rc));
 }
 
-/* ---- DP-EM ---- */
-
-/*
- * The sensitivity of one iteration.  Adding or removing a row x (clipped,
- * ||x|| <= B) with responsibilities r_1 .. r_K (r_j >= 0, sum 1) changes
- * the counts by the vector r, the sums by r_j x and the second moments by
- * r_j x x^T (component j), and nothing else: with --by-label the row only
- * enters its own class's statistics.  The responsibilities are computed
- * from the parameters of the previous iteration, which are released
- * values (post-processing), so the other rows' contributions do not move.
- * Since sum_j r_j^2 <= (sum_j r_j)^2 = 1, the parts move by at most
- *   counts:  ||r|| <= 1
- *   sums:    sqrt(sum_j r_j^2 ||x||^2) <= B
- *   moments: sqrt(sum_j r_j^2 ||m(x)||^2) <= B^2
- * where m(x) are the values released of x x^T: its upper triangle, of
- * squared norm (||x||^4 + sum_a x_a^4) / 2 <= ||x||^4; its diagonal,
- * sum_a x_a^4 <= ||x||^4; or its trace ||x||^2.  Together: the joint
- * sensitivity sqrt(1 + B^2 + B^4) of Park et al. (2017) when all parts
- * share one noise scale, and in general mu^2 = sum_p (D_p / sigma_p)^2
- * (jgauss.h).  The iterations compose in RDP: T times the Gaussian curve.
- *
- * Floating point (fpsum.h; Casacuberta et al. 2022): the statistics are
- * computed sums, in an order GEMM, SYRK and the slabs leave open (and the
- * slab boundaries move with n), so neighbouring computed sums may differ
- * by more than the bounds above.  Each term r_j x, r_j x x^T (or its
- * diagonal, or r_j ||x||^2) comes from the row and the exponentials of
- * the E-step with at most k + d + 8 roundings: the k - 1 additions and
- * the division normalising r (the exact ratios sum to 1, so the bounds
- * above hold for them), the square root, the products, and the d - 1
- * additions of a spherical trace.  With at most n rows, the computed sums
- * of neighbours then differ by at most D_p (1 + e), e = 2 n gamma_(n + k
- * + d + 8) (fpsum_margin), which is charged.  n is a public bound, not
- * the number of rows (private under add/remove): FPSUM_MAX_ROWS, and
- * larger inputs are refused.  The start of --init dp sums the rows one by
- * one (counts exactly), within the same bound.
- */
-/* The Gaussian mechanisms of one DP-EM run: the T iterations, and the
- * start of --init dp (one more release of the same sensitivities). */
-static size_t
-releases(const struct opts *o)
-{
-	return o->iters + (o->init_dp ? 1 : 0);
-}
+/* ---- DP-EM (lib/mech/dpem) ---- */
 
 static void
-plan_noise(struct plan *pl, const struct opts *o, size_t nclass, size_t d)
+dp_setup(struct dpem_params *p, struct dpem_plan *pl, const struct opts *o,
+    size_t nclass, size_t d)
 {
-	static const double def[NPARTS] = { 1, 1, 1 };
-	double B = o->clip, wsum = 0;
-	size_t ck = nclass * o->k, bad;
-	int rc;
+	const char *msg;
 
-	memset(pl, 0, sizeof *pl);
-	pl->fp_margin = fpsum_margin((double)FPSUM_MAX_ROWS, (double)(o->k +
-	    d + 8), 0x1p-53);
-	if (!isfinite(pl->fp_margin))
+	memset(p, 0, sizeof *p);
+	p->k = o->k;
+	p->cov = o->cov;
+	p->clip = o->clip;
+	p->reg = o->reg;
+	p->iters = o->iters;
+	p->init_dp = o->init_dp;
+	p->calibrate = !o->has_sigma;
+	p->epsilon = o->epsilon;
+	p->delta = o->delta;
+	p->sigma = o->sigma;
+	for (int i = 0; i < DPEM_NPARTS; i++)
+		p->split[i] = o->has_split ? o->split[i] : 1;
+	p->repeats = o->audit;
+	p->unsafe_moments_b = o->unsafe;
+	p->stats = o->stats;
+	if ((msg = dpem_check_params(p)) != NULL)
+		cli_die(EX_SOFTWARE, "DP-EM: %s", msg);
+	switch (dpem_plan(pl, p, nclass, d)) {
+	case 0:
+		break;
+	case PV_E_OVERFLOW:
 		cli_die(EX_SOFTWARE, "no floating-point margin for %zu "
 		    "components in %zu dimensions", o->k, d);
-	pl->delta2_true[P_CNT] = 1;
-	pl->delta2_true[P_SUM] = B;
-	pl->delta2_true[P_MOM] = B * B;
-	for (int i = 0; i < NPARTS; i++)
-		pl->delta2_true[i] = nextafter(pl->delta2_true[i] *
-		    (1 + pl->fp_margin), INFINITY);
-	for (int i = 0; i < NPARTS; i++) {
-		pl->p[i].w = o->has_split ? o->split[i] : def[i];
-		wsum += pl->p[i].w;
-		pl->p[i].delta2 = pl->delta2_true[i];
-	}
-	for (int i = 0; i < NPARTS; i++)
-		pl->p[i].w /= wsum;
-	/* The broken variant of the audit: the second moments calibrated
-	 * as if one row moved them by B, not B^2. */
-	if (o->unsafe)
-		pl->p[P_MOM].delta2 = B;
-	pl->p[P_CNT].nent = ck;
-	pl->p[P_SUM].nent = (uint64_t)ck * d;
-	pl->p[P_MOM].nent = (uint64_t)ck * gmm_mom_len(o->cov, d);
-	if (o->has_sigma) {
-		pl->z = o->sigma;
-	} else if (jgauss_calibrate_rdp(o->epsilon, o->delta,
-	    (double)releases(o), &pl->z) != 0) {
+	case PV_E_NOROOT:
 		cli_usage_error("--epsilon %g --delta %g over %zu releases "
 		    "needs a noise multiplier above %g", o->epsilon, o->delta,
-		    releases(o), pl->z);
-	}
-	rc = jgauss_plan(pl->p, NPARTS, pl->z, o->has_sigma ? JGAUSS_MU :
-	    JGAUSS_RDP, o->epsilon, o->delta, (double)releases(o), &pl->mu,
-	    &bad);
-	if (rc != 0 && bad >= NPARTS)
-		cli_die(EX_SOFTWARE, "cannot convert the RDP curve");
-	if (rc != 0)
+		    dpem_releases(p), pl->z);
+	case PV_E_RANGE:
 		cli_usage_error("the noise of the %s is out of range (check "
-		    "--clip and --sigma)", part_name[bad]);
-}
-
-/* Noise one part in place: x_i rounded to the grid plus integer noise
- * (covnoise: the exact discrete Gaussian of noise_add_dgauss). */
-static void
-add_noise(struct rng *rng, const struct plan *pl, int part, double *x,
-    size_t n, int64_t *k)
-{
-	int rc;
-
-	if ((rc = covnoise_draw(rng, pl->p[part].sigma, k, n)) == 0)
-		rc = covnoise_apply(x, n, pl->p[part].sigma, k);
-	if (rc == NOISE_E_NOMEM)
-		cli_die(EX_OSERR, "out of memory");
-	if (rc != 0)
-		cli_die(EX_SOFTWARE, "noise of the %s: %s: nothing was released",
-		    part_name[part], noise_strerror(rc));
-}
-
-struct dpem {
-	const struct opts *o;
-	const struct data *dt;
-	const struct plan *pl;
-	const double *init;		/* --init-means, or NULL */
-	size_t C, k, d, ml;
-	struct gmm *g;			/* C mixtures */
-	struct gmm_stats *st;		/* C statistics, at the origin */
-	struct gmm_work *w;
-	double *cnt, *sum, *mom;	/* the parts of all classes */
-	int64_t *kbuf;
-	double *trace;			/* --stats: C x T x K x (1+d+ml) */
-	double *ist;			/* --init dp: the released start
-					 * statistics: C counts, C x d sums,
-					 * C x d sums of squares */
-	double *w_m, *w_v;		/* --init dp: d each, scratch */
-	double secs;
-};
-
-/*
- * The start of --init dp, one release of the same three parts as an
- * iteration: per class, the count of its rows, their sum and the sums of
- * their squared coordinates (sum_i x_ia^2, a = 1..d).  Adding or removing
- * a row x (||x|| <= B) moves them by 1, ||x|| <= B and sqrt(sum_a x_a^4)
- * <= ||x||^2 <= B^2, in its own class only: the sensitivities of an
- * iteration, so the same noise gives the same mu-GDP.  Post-processing:
- * the mean m = s / max(n, 1) pulled into the ball of radius B, the
- * variances v = q / max(n, 1) - m^2 clamped to [0, B^2]; with K = 1 the
- * mean is m, with K > 1 the means are m + sqrt(v) z_j (z_j standard
- * normal from the generator), pulled into the ball; the weights 1 / K and
- * the covariances diag(v) + reg (spherical: the mean of v, plus reg).
- */
-static void
-dp_start(struct dpem *e, struct rng *rng)
-{
-	const struct opts *o = e->o;
-	size_t C = e->C, k = e->k, d = e->d, row = 1 + 2 * d;
-	double B = o->clip, *cnt = e->ist, *sum, *sq;
-
-	sum = cnt + C;
-	sq = sum + C * d;
-	memset(e->ist, 0, C * row * sizeof *e->ist);
-	for (size_t c = 0; c < C; c++)
-		for (size_t i = e->dt->start[c]; i < e->dt->start[c + 1]; i++) {
-			const double *x = e->dt->X + i * d;
-			cnt[c] += 1;
-			for (size_t a = 0; a < d; a++) {
-				sum[c * d + a] += x[a];
-				sq[c * d + a] += x[a] * x[a];
-			}
-		}
-	add_noise(rng, e->pl, P_CNT, cnt, C, e->kbuf);
-	add_noise(rng, e->pl, P_SUM, sum, C * d, e->kbuf);
-	add_noise(rng, e->pl, P_MOM, sq, C * d, e->kbuf);
-	for (size_t c = 0; c < C; c++) {
-		struct gmm *g = &e->g[c];
-		size_t cl = gmm_cov_len(o->cov, d);
-		double n = fmax(cnt[c], 1), *m = e->w_m, *v = e->w_v;
-		double nm = 0, vbar = 0;
-
-		for (size_t a = 0; a < d; a++) {
-			m[a] = sum[c * d + a] / n;
-			nm += m[a] * m[a];
-		}
-		nm = sqrt(nm);
-		for (size_t a = 0; a < d && nm > B; a++)
-			m[a] *= B / nm;
-		for (size_t a = 0; a < d; a++) {
-			v[a] = sq[c * d + a] / n - m[a] * m[a];
-			v[a] = v[a] < 0 ? 0 : v[a] > B * B ? B * B : v[a];
-			vbar += v[a] / (double)d;
-		}
-		for (size_t j = 0; j < k; j++) {
-			double *mu = g->mu + j * d, nr = 0;
-
-			g->w[j] = 1 / (double)k;
-			if (k > 1)
-				gmm_normals(rng, mu, d);
-			for (size_t a = 0; a < d; a++) {
-				mu[a] = m[a] + (k > 1 ? sqrt(v[a]) * mu[a] : 0);
-				nr += mu[a] * mu[a];
-			}
-			nr = sqrt(nr);
-			for (size_t a = 0; a < d && nr > B; a++)
-				mu[a] *= B / nr;
-			for (size_t a = 0; a < cl; a++)
-				g->cov[j * cl + a] = 0;
-			for (size_t a = 0; a < d; a++) {
-				if (o->cov == GMM_FULL)
-					g->cov[j * cl + a * (d + 1)] = v[a] +
-					    o->reg;
-				else if (o->cov == GMM_DIAG)
-					g->cov[j * cl + a] = v[a] + o->reg;
-			}
-			if (o->cov == GMM_SPHERICAL)
-				g->cov[j * cl] = vbar + o->reg;
-		}
+		    "--clip and --sigma)", dpem_part_name((int)pl->bad));
+	default:
+		cli_die(EX_SOFTWARE, "cannot convert the RDP curve");
 	}
-}
-
-/* One DP-EM run: T iterations from a data-independent start. */
-static void
-dpem_run(struct dpem *e, struct rng *rng)
-{
-	const struct opts *o = e->o;
-	size_t C = e->C, k = e->k, d = e->d, ml = e->ml, bad = 0;
-	size_t row = 1 + d + ml;
-	double B = o->clip, t0 = cli_now();
-
-	if (o->init_dp)
-		dp_start(e, rng);
-	for (size_t c = 0; c < C && !o->init_dp; c++) {
-		struct gmm *g = &e->g[c];
-		size_t cl = gmm_cov_len(o->cov, d);
-
-		for (size_t j = 0; j < k; j++) {
-			g->w[j] = 1 / (double)k;
-			if (e->init)
-				memcpy(g->mu + j * d, e->init + j * d,
-				    d * sizeof *g->mu);
-			else
-				gmm_ball(rng, d, B, g->mu + j * d);
-			/* The covariance of rows spread over the ball. */
-			for (size_t a = 0; a < cl; a++)
-				g->cov[j * cl + a] = o->cov == GMM_FULL ?
-				    (a % (d + 1) == 0 ? B * B / (double)d : 0) :
-				    B * B / (double)d;
-		}
-	}
-	for (size_t t = 0; t < o->iters; t++) {
-		for (size_t c = 0; c < C; c++) {
-			size_t n = e->dt->start[c + 1] - e->dt->start[c];
-			double ll;
-			int rc = gmm_pass(e->w, &e->g[c], e->dt->X +
-			    e->dt->start[c] * d, n, &e->st[c], &ll, &bad);
-
-			/* The covariances are released values with
-			 * eigenvalues >= reg > 0, so they factor; the
-			 * log-likelihood is not used (and not released), so
-			 * GMM_E_NUMERIC is no failure here. */
-			if (rc == GMM_E_NOMEM)
-				cli_die(EX_OSERR, "out of memory");
-			if (rc != 0 && rc != GMM_E_NUMERIC)
-				cli_die(EX_SOFTWARE, "DP-EM: class %zu: %s", c,
-				    gmm_strerror(rc));
-			gmm_stats_pack(&e->st[c], e->cnt + c * k,
-			    e->sum + c * k * d, e->mom + c * k * ml);
-		}
-		/* The release of iteration t: counts, sums, moments. */
-		add_noise(rng, e->pl, P_CNT, e->cnt, C * k, e->kbuf);
-		add_noise(rng, e->pl, P_SUM, e->sum, C * k * d, e->kbuf);
-		add_noise(rng, e->pl, P_MOM, e->mom, C * k * ml, e->kbuf);
-		for (size_t c = 0; c < C; c++) {
-			gmm_stats_unpack(&e->st[c], e->cnt + c * k,
-			    e->sum + c * k * d, e->mom + c * k * ml);
-			if (e->trace) {
-				double *tr = e->trace + ((c * o->iters + t) *
-				    k) * row;
-				for (size_t j = 0; j < k; j++) {
-					tr[j * row] = e->cnt[c * k + j];
-					memcpy(tr + j * row + 1, e->sum +
-					    (c * k + j) * d, d * sizeof *tr);
-					memcpy(tr + j * row + 1 + d, e->mom +
-					    (c * k + j) * ml, ml * sizeof *tr);
-				}
-			}
-			if (gmm_mstep_dp(&e->g[c], &e->st[c], o->reg, B) != 0)
-				cli_die(EX_SOFTWARE, "DP-EM: class %zu: the "
-				    "eigensolver failed", c);
-		}
-	}
-	e->secs += cli_now() - t0;
 }
 
 static void
 record_release(struct ts_meta *m, struct rng *rng, const char *dataset,
-    const struct plan *pl, const struct opts *o)
+    const struct dpem_params *p, const struct dpem_plan *pl)
 {
-	static const char *const sig[NPARTS] = { "sigma_count", "sigma_sum",
-	    "sigma" };
-	static const char *const sen[NPARTS] = { "l2_sensitivity_count",
-	    "l2_sensitivity_sum", "l2_sensitivity" };
-	static const char *const grd[NPARTS] = { "grid_count", "grid_sum",
-	    "grid" };
-	static const char *const wgt[NPARTS] = { "weight_count", "weight_sum",
-	    "weight_moments" };
 	struct ledger_entry e;
-	const double *ord;
-	double reps = o->audit ? (double)o->audit : 1;
-	size_t no;
 
 	dpcli_entry(&e, rng, dataset, "gaussian");
-	ord = rdp_default_orders(&no);
-	e.norders = no;
-	for (size_t i = 0; i < no; i++)
-		e.orders[i] = ord[i];
-	/* T iterations of one Gaussian mechanism each, per release. */
-	jgauss_rdp_curve(pl->mu, (double)releases(o) * reps, e.rdp);
-	for (int i = 0; i < NPARTS; i++) {
-		dpcli_param(&e, sig[i], pl->p[i].sigma);
-		dpcli_param(&e, sen[i], pl->p[i].sens);
-		dpcli_param(&e, grd[i], pl->p[i].grid);
-		dpcli_param(&e, wgt[i], pl->p[i].w);
-	}
-	dpcli_param(&e, "clip", o->clip);
-	dpcli_param(&e, "noise_multiplier", 1 / pl->mu);
-	dpcli_param(&e, "fp_margin", pl->fp_margin);
-	dpcli_param(&e, "rows_bound", (double)FPSUM_MAX_ROWS);
-	dpcli_param(&e, "steps", (double)o->iters);
-	dpcli_param(&e, "init_releases", o->init_dp ? 1 : 0);
-	dpcli_param(&e, "components", (double)o->k);
-	if (o->audit)
-		dpcli_param(&e, "audit_releases", reps);
-	if (o->unsafe)
-		dpcli_param(&e, "unsafe_test_moments_b", 1);
+	if (dpem_ledger(&e, p, pl) != 0)
+		cli_die(EX_OSERR, "out of memory");
 	dpcli_release(m, &e);
 	ts_meta_free(&e.params);
 }
-
 /* ---- sampling ---- */
 
-/* Parse a comma-separated list of n numbers (gmm.classes, gmm.priors). */
+/* Parse gmm.classes or gmm.priors (gmmio_parse_list), exit 65 if bad. */
 static size_t
-parse_list(const char *s, double *v, size_t cap, const char *label,
-    const char *key)
+parse_list(const char *s, double *v, const char *label, const char *key)
 {
-	size_t n = 0;
-	char *end;
+	char err[256];
+	size_t n = gmmio_parse_list(s, v, GMMIO_MAX_CLASSES, err, sizeof err);
 
-	for (;;) {
-		if (n == cap)
-			cli_die(EX_DATAERR, "%s: %s: more than %zu values", label,
-			    key, cap);
-		errno = 0;
-		v[n] = strtod(s, &end);
-		if (end == s || errno == ERANGE || !isfinite(v[n]))
-			cli_die(EX_DATAERR, "%s: %s: '%s' is not a list of "
-			    "numbers", label, key, s);
-		n++;
-		if (*end == '\0')
-			return n;
-		if (*end != ',')
-			cli_die(EX_DATAERR, "%s: %s: '%s' is not a list of "
-			    "numbers", label, key, s);
-		s = end + 1;
-	}
-}
-
-static const struct tensor *
-find_tensor(const struct tensor *t, size_t nt, const char *name,
-    const char *label)
-{
-	for (size_t i = 0; i < nt; i++)
-		if (strcmp(t[i].name, name) == 0)
-			return &t[i];
-	cli_die(EX_DATAERR, "%s: --model: no tensor '%s'", label, name);
-}
-
-/* Load the mixture of class c from the model's tensors. */
-static void
-load_class(struct gmm *g, const struct tensor *t, size_t nt, int c,
-    int cov, const char *label)
-{
-	char name[64];
-	const struct tensor *w, *m, *v;
-	size_t k, d;
-	double tot = 0;
-
-	snprintf(name, sizeof name, "gmm/%d/weights", c);
-	w = find_tensor(t, nt, name, label);
-	snprintf(name, sizeof name, "gmm/%d/means", c);
-	m = find_tensor(t, nt, name, label);
-	snprintf(name, sizeof name, "gmm/%d/covs", c);
-	v = find_tensor(t, nt, name, label);
-	if (w->dtype != TS_F64 || m->dtype != TS_F64 || v->dtype != TS_F64)
-		cli_die(EX_DATAERR, "%s: --model: the tensors of class %d must "
-		    "be f64", label, c);
-	if (w->ndim != 1 || m->ndim != 2 || m->dims[0] != w->dims[0] ||
-	    w->dims[0] == 0 || w->dims[0] > MAX_K || m->dims[1] == 0 ||
-	    m->dims[1] > MAX_FEATURES)
-		cli_die(EX_DATAERR, "%s: --model: class %d: weights [K] and "
-		    "means [K, d] do not fit", label, c);
-	k = (size_t)w->dims[0];
-	d = (size_t)m->dims[1];
-	if (cov == GMM_FULL ? v->ndim != 3 || v->dims[0] != k ||
-	    v->dims[1] != d || v->dims[2] != d : cov == GMM_DIAG ?
-	    v->ndim != 2 || v->dims[0] != k || v->dims[1] != d :
-	    v->ndim != 1 || v->dims[0] != k)
-		cli_die(EX_DATAERR, "%s: --model: class %d: tensor 'covs' does "
-		    "not have the shape of %s covariances", label, c,
-		    gmm_cov_name(cov));
-	if (gmm_alloc(g, k, d, cov) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	memcpy(g->w, w->data, k * sizeof *g->w);
-	memcpy(g->mu, m->data, k * d * sizeof *g->mu);
-	memcpy(g->cov, v->data, k * gmm_cov_len(cov, d) * sizeof *g->cov);
-	for (size_t j = 0; j < k; j++) {
-		if (!(g->w[j] >= 0) || !isfinite(g->w[j]))
-			cli_die(EX_DATAERR, "%s: --model: class %d: weight %zu "
-			    "is not a non-negative number", label, c, j);
-		tot += g->w[j];
-	}
-	if (!(tot > 0))
-		cli_die(EX_DATAERR, "%s: --model: class %d: the weights sum to "
-		    "0", label, c);
-	for (size_t j = 0; j < k * d; j++)
-		if (!isfinite(g->mu[j]))
-			cli_die(EX_DATAERR, "%s: --model: class %d: a mean is "
-			    "not finite", label, c);
+	if (n == 0)
+		cli_die(EX_DATAERR, "%s: %s: %s", label, key, err);
+	return n;
 }
 
 static int
@@ -1097,9 +633,7 @@ sample_main(int argc, char **argv)
 	};
 	const char *output = NULL, *level = NULL, *seed = NULL, *model = NULL;
 	const char *mlabel, *cov_s, *cls_s, *pri_s;
-	static const char *const covs[] = { "full", "diag", "spherical",
-	    NULL };
-	int force = 0, ch, rc, cov = -1;
+	int force = 0, ch, rc, cov;
 	long long nrows = -1;
 	FILE *mfp, *ofp;
 	struct ts_reader *r;
@@ -1107,13 +641,13 @@ sample_main(int argc, char **argv)
 	struct tensor *t = NULL, hx, hy;
 	struct ts_meta meta = { 0 };
 	struct rng *rng;
-	struct gmm *g;
-	struct gmm_work **wk;
-	size_t nt = 0, C, d = 0, bad;
+	struct gmmio_model gm;
+	size_t nt = 0, C, d;
 	double *cls, *pri;
 	int32_t *y;
 	float *blk;
 	uint64_t dims[2];
+	char err[256];
 
 	while ((ch = getopt_long(argc, argv, "fho:qS:V", longopts, NULL)) !=
 	    -1) {
@@ -1176,49 +710,21 @@ sample_main(int argc, char **argv)
 	if (cov_s == NULL || cls_s == NULL || pri_s == NULL)
 		cli_die(EX_DATAERR, "%s: --model: no gmm.covariance, gmm.classes "
 		    "or gmm.priors: not a gmm-fit model", mlabel);
-	for (int i = 0; covs[i]; i++)
-		if (strcmp(cov_s, covs[i]) == 0)
-			cov = i;
-	if (cov < 0)
+	if ((cov = gmmio_cov_parse(cov_s)) < 0)
 		cli_die(EX_DATAERR, "%s: --model: gmm.covariance '%s' is not "
 		    "full, diag or spherical", mlabel, cov_s);
-	cls = cli_reallocarray(NULL, MAX_CLASSES, sizeof *cls);
-	pri = cli_reallocarray(NULL, MAX_CLASSES, sizeof *pri);
-	C = parse_list(cls_s, cls, MAX_CLASSES, mlabel, "gmm.classes");
-	if (parse_list(pri_s, pri, MAX_CLASSES, mlabel, "gmm.priors") != C)
+	cls = cli_reallocarray(NULL, GMMIO_MAX_CLASSES, sizeof *cls);
+	pri = cli_reallocarray(NULL, GMMIO_MAX_CLASSES, sizeof *pri);
+	C = parse_list(cls_s, cls, mlabel, "gmm.classes");
+	if (parse_list(pri_s, pri, mlabel, "gmm.priors") != C)
 		cli_die(EX_DATAERR, "%s: --model: gmm.priors and gmm.classes "
 		    "differ in length", mlabel);
-	{
-		double tot = 0;
-		for (size_t c = 0; c < C; c++) {
-			if (cls[c] != floor(cls[c]) || cls[c] < 0 ||
-			    cls[c] > INT32_MAX)
-				cli_die(EX_DATAERR, "%s: --model: gmm.classes: "
-				    "'%.17g' is not a label", mlabel, cls[c]);
-			if (!(pri[c] >= 0))
-				cli_die(EX_DATAERR, "%s: --model: gmm.priors: "
-				    "a prior is negative", mlabel);
-			tot += pri[c];
-		}
-		if (!(tot > 0))
-			cli_die(EX_DATAERR, "%s: --model: the priors sum to 0",
-			    mlabel);
-	}
-	g = cli_calloc(C, sizeof *g);
-	wk = cli_calloc(C, sizeof *wk);
-	for (size_t c = 0; c < C; c++) {
-		load_class(&g[c], t, nt, (int)cls[c], cov, mlabel);
-		if (c > 0 && g[c].d != g[0].d)
-			cli_die(EX_DATAERR, "%s: --model: the classes have "
-			    "different numbers of features", mlabel);
-		if (gmm_work_new(&wk[c], g[c].k, g[c].d, cov, 1) != 0)
-			cli_die(EX_OSERR, "out of memory");
-		if (gmm_sample_prepare(wk[c], &g[c], &bad) != 0)
-			cli_die(EX_DATAERR, "%s: --model: class %d: component "
-			    "%zu: the covariance is not positive definite",
-			    mlabel, (int)cls[c], bad);
-	}
-	d = g[0].d;
+	rc = gmmio_load(&gm, t, nt, cov, cls, pri, C, err, sizeof err);
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc != 0)
+		cli_die(EX_DATAERR, "%s: --model: %s", mlabel, err);
+	d = gm.d;
 	cli_inherit(&meta, ts_reader_meta(r), mlabel);
 	{
 		struct ts_meta prov = { 0 };
@@ -1233,8 +739,7 @@ sample_main(int argc, char **argv)
 	/* The classes first (their indices, labels at the end), then the
 	 * rows. */
 	y = cli_reallocarray(NULL, (size_t)nrows, sizeof *y);
-	for (size_t i = 0; i < (size_t)nrows; i++)
-		y[i] = (int32_t)gmm_draw_index(rng, pri, C);
+	gmmio_draw_classes(&gm, rng, y, (size_t)nrows);
 	w = cli_writer(ofp, level);
 	dims[0] = (uint64_t)nrows;
 	dims[1] = d;
@@ -1243,30 +748,19 @@ sample_main(int argc, char **argv)
 	if ((rc = ts_write_begin(w, &hx)) != 0)
 		cli_wdie(w, rc);
 	blk = cli_reallocarray(NULL, (size_t)SAMPLE_BLOCK * d, sizeof *blk);
-	{
-		double *x = cli_reallocarray(NULL, d, sizeof *x);
-		size_t m = 0;
+	for (size_t i = 0; i < (size_t)nrows; i += SAMPLE_BLOCK) {
+		size_t m = (size_t)nrows - i < SAMPLE_BLOCK ?
+		    (size_t)nrows - i : SAMPLE_BLOCK;
 
-		for (size_t i = 0; i < (size_t)nrows; i++) {
-			size_t c = (size_t)y[i], j;
-
-			j = gmm_draw_index(rng, g[c].w, g[c].k);
-			gmm_sample_row(wk[c], &g[c], rng, j, x);
-			for (size_t a = 0; a < d; a++)
-				blk[m * d + a] = (float)x[a];
-			if (++m == SAMPLE_BLOCK || i + 1 == (size_t)nrows) {
-				if ((rc = ts_write_rows(w, blk, m)) != 0)
-					cli_wdie(w, rc);
-				m = 0;
-			}
-		}
-		free(x);
+		gmmio_sample_rows(&gm, rng, y + i, m, blk);
+		if ((rc = ts_write_rows(w, blk, m)) != 0)
+			cli_wdie(w, rc);
 	}
 	if ((rc = ts_write_end(w)) != 0)
 		cli_wdie(w, rc);
 	tensor_free(&hx);
 	for (size_t i = 0; i < (size_t)nrows; i++)
-		y[i] = (int32_t)cls[y[i]];
+		y[i] = gm.labels[y[i]];
 	dims[0] = (uint64_t)nrows;
 	if (tensor_init(&hy, "y", TS_I32, 1, dims) != 0)
 		cli_die(EX_SOFTWARE, "bad tensor header");
@@ -1295,15 +789,10 @@ sample_main(int argc, char **argv)
 	    (rc = ts_writer_finish(w)) != 0)
 		cli_wdie(w, rc);
 	ts_writer_close(w);
-	for (size_t c = 0; c < C; c++) {
-		gmm_free(&g[c]);
-		gmm_work_free(wk[c]);
-	}
+	gmmio_free(&gm);
 	for (size_t i = 0; i < nt; i++)
 		tensor_free(&t[i]);
 	free(t);
-	free(g);
-	free(wk);
 	free(cls);
 	free(pri);
 	free(y);
@@ -1316,10 +805,107 @@ sample_main(int argc, char **argv)
 	return 0;
 }
 
+/* Fit every class's mixture (no privacy) and write it with its criteria;
+ * the priors are the classes' shares of the rows. */
+static void
+fit_classes(struct out *ot, const struct opts *o, struct rng *rng,
+    struct data *dt, const double *init, int threads, struct fit *f,
+    double *priors)
+{
+	struct gmm g;
+
+	for (size_t c = 0; c < dt->nclass; c++) {
+		struct ts_meta wm = { 0 };
+
+		if (gmm_alloc(&g, o->k, dt->d, o->cov) != 0)
+			cli_die(EX_OSERR, "out of memory");
+		fit_ml(o, rng, dt, c, init, &g, &f[c], threads);
+		priors[c] = (double)(dt->start[c + 1] - dt->start[c]) /
+		    (double)dt->n;
+		meta_setf(&wm, "gmm.log_likelihood", "%.17g", f[c].r.ll);
+		meta_setf(&wm, "gmm.bic", "%.17g", f[c].r.bic);
+		meta_setf(&wm, "gmm.aic", "%.17g", f[c].r.aic);
+		meta_setf(&wm, "gmm.iterations", "%.0f", (double)f[c].r.iters);
+		cli_meta_set(&wm, "gmm.converged", f[c].r.converged ?
+		    "true" : "false");
+		meta_setf(&wm, "gmm.rows", "%.0f",
+		    (double)(dt->start[c + 1] - dt->start[c]));
+		put_model(ot, (int)c, 0, &g, &wm);
+		ts_meta_free(&wm);
+		if (o->verbose)
+			fprintf(stderr, "%s: class %zu: %zu rows, %zu "
+			    "iterations (%s), log-likelihood %.17g, BIC "
+			    "%.17g, AIC %.17g, %.4f s per iteration\n",
+			    cli_prog(), c, dt->start[c + 1] -
+			    dt->start[c], f[c].r.iters,
+			    f[c].r.converged ? "converged" :
+			    o->has_iters ? "fixed" : "not converged",
+			    f[c].r.ll, f[c].r.bic, f[c].r.aic,
+			    f[c].secs / (double)f[c].r.all_iters);
+		gmm_free(&g);
+	}
+}
+
+/* DP-EM: plan the noise, then each release (--audit-repeat: several,
+ * each from its own seeded stream with --seed) written as it is made;
+ * the priors from the last release's counts. */
+static void
+release_classes(struct out *ot, const struct opts *o, struct rng *rng,
+    const struct data *dt, const double *init, int threads,
+    struct dpem_params *dp, struct dpem_plan *pl, double *priors)
+{
+	struct dpem *e;
+	double secs = 0;
+
+	dp_setup(dp, pl, o, dt->nclass, dt->d);
+	if (dpem_new(&e, dp, pl, dt->nclass, dt->d, threads) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	if (o->verbose)
+		fprintf(stderr, "%s: DP-EM: %zu iterations, noise "
+		    "multiplier %.6g per iteration; sd %.6g (counts), "
+		    "%.6g (sums), %.6g (second moments)\n", cli_prog(),
+		    o->iters, 1 / pl->mu, pl->p[DPEM_CNT].sigma,
+		    pl->p[DPEM_SUM].sigma, pl->p[DPEM_MOM].sigma);
+	for (uint64_t rep = 0; rep < (o->audit ? o->audit : 1); rep++) {
+		struct rng *rr = rng;
+		double t0 = cli_now();
+		int rc;
+
+		if (o->audit && o->seed) {
+			char item[64];
+			snprintf(item, sizeof item, "%s/audit/%llu",
+			    WORK_ITEM, (unsigned long long)rep);
+			if (rng_new_seeded(&rr, dpcli_seed_arg(o->seed),
+			    item) != 0)
+				cli_die(EX_OSERR, "out of memory");
+		}
+		rc = dpem_run(e, rr, dt->X, dt->start, init);
+		secs += cli_now() - t0;
+		if (rc == PV_E_NOMEM)
+			cli_die(EX_OSERR, "out of memory");
+		if (rc != 0)
+			cli_die(EX_SOFTWARE, "%s", dpem_errmsg(e));
+		if (rr != rng)
+			rng_free(rr);
+		dpem_priors(e, priors);
+		for (size_t c = 0; c < dt->nclass; c++)
+			put_release(ot, e, c, rep, o, dt->d);
+		cli_progress("releases", rep + 1, o->audit);
+	}
+	cli_progress_done();
+	if (o->verbose)
+		fprintf(stderr, "%s: DP-EM: %.4f s per iteration\n",
+		    cli_prog(), secs / (double)(o->iters *
+		    (o->audit ? o->audit : 1)));
+	dpem_free(e);
+}
+
 /* ---- main ---- */
 
-int
-main(int argc, char **argv)
+/* Parse the options into o and check them; @return the operand (NULL:
+ * stdin). */
+static const char *
+parse_args(int argc, char **argv, struct opts *o)
 {
 	static const char *const covs[] = { "full", "diag", "spherical",
 	    NULL };
@@ -1358,6 +944,139 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "d:e:fhk:o:qS:Vv", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'd':
+			o->delta = dpcli_delta_arg("--delta", optarg);
+			o->has_delta = 1;
+			break;
+		case 'e':
+			o->epsilon = dpcli_epsilon_arg("--epsilon", optarg,
+			    EPS_MAX);
+			o->has_eps = 1;
+			break;
+		case 'f':
+			o->force = 1;
+			break;
+		case 'h':
+			usage(0);
+		case 'k':
+			o->k = (size_t)cli_ll("--components", optarg, 1, MAX_K);
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'S':
+			(void)dpcli_seed_arg(optarg);
+			o->seed = optarg;
+			break;
+		case 'V':
+			cli_version();
+		case 'v':
+			o->verbose = 1;
+			break;
+		case OPT_ASSUME_RAW:
+			o->assume_raw = 1;
+			break;
+		case OPT_AUDIT:
+			o->audit = (uint64_t)cli_ll("--audit-repeat", optarg, 1,
+			    MAX_AUDIT);
+			break;
+		case OPT_BY_LABEL:
+			o->by_label = 1;
+			break;
+		case OPT_CLASSES:
+			o->classes = (size_t)cli_ll("--classes", optarg, 1,
+			    MAX_CLASSES);
+			o->has_classes = 1;
+			break;
+		case OPT_CLIP:
+			o->clip = cli_double("--clip", optarg, CLIP_MIN,
+			    CLIP_MAX);
+			o->has_clip = 1;
+			break;
+		case OPT_COVARIANCE:
+			o->cov = cli_choice("--covariance", optarg, covs);
+			break;
+		case OPT_DATASET:
+			if (ledger_check_dataset(optarg) != NULL)
+				cli_usage_error("invalid --dataset '%s': %s",
+				    optarg, ledger_check_dataset(optarg));
+			o->dataset = optarg;
+			break;
+		case OPT_INIT:
+			o->init_dp = cli_choice("--init", optarg, inits);
+			break;
+		case OPT_INIT_MEANS:
+			o->init_means = optarg;
+			break;
+		case OPT_ITERS:
+			o->iters = (size_t)cli_ll("--iters", optarg, 1, MAX_ITER);
+			o->has_iters = 1;
+			break;
+		case OPT_LEVEL:
+			o->level = cli_level_arg(optarg);
+			break;
+		case OPT_MAX_ITER:
+			o->max_iter = (size_t)cli_ll("--max-iter", optarg, 1,
+			    MAX_ITER);
+			o->has_max_iter = 1;
+			break;
+		case OPT_REG:
+			o->reg = cli_double("--reg", optarg, 0, 1e10);
+			break;
+		case OPT_RESTARTS:
+			o->restarts = (size_t)cli_ll("--restarts", optarg, 1,
+			    MAX_RESTARTS);
+			o->has_restarts = 1;
+			break;
+		case OPT_SIGMA:
+			o->sigma = cli_double("--sigma", optarg, 0, SIGMA_MAX);
+			if (o->sigma != 0 && o->sigma < SIGMA_MIN)
+				cli_usage_error("invalid --sigma '%s': 0 or at "
+				    "least %g", optarg, SIGMA_MIN);
+			o->has_sigma = 1;
+			break;
+		case OPT_SPLIT:
+			parse_split(o, optarg);
+			break;
+		case OPT_STATS:
+			o->stats = 1;
+			break;
+		case OPT_TOL:
+			o->tol = cli_double("--tol", optarg, 0, 1e10);
+			o->has_tol = 1;
+			break;
+		case OPT_UNSAFE:
+			(void)cli_choice("--unsafe-test-miscalibrate", optarg,
+			    unsafe);
+			o->unsafe = 1;
+			break;
+		default:
+			usage(EX_USAGE);
+		}
+	}
+	if (o->assume_raw)
+		dpcli_assume_raw(o->dataset);
+	argc -= optind;
+	argv += optind;
+	if (argc > 1)
+		usage(EX_USAGE);
+	cli_set_quiet(o->quiet);
+	check_options(o);
+	return argc == 1 ? argv[0] : NULL;
+}
+
+
+int
+main(int argc, char **argv)
+{
 	struct opts o = { .k = 1, .reg = 1e-6, .tol = 1e-3, .max_iter = 100,
 	    .restarts = 1, .cov = GMM_FULL };
 	struct data dt = { 0 };
@@ -1365,145 +1084,21 @@ main(int argc, char **argv)
 	struct ts_meta meta = { 0 }, prov = { 0 };
 	struct rng *rng;
 	struct out ot = { 0 };
-	struct gmm *g;
 	struct fit *fits = NULL;
-	struct plan pl;
-	struct dpem e = { 0 };
-	const char *label, *ilabel = NULL, *dataset;
+	struct dpem_params dp;
+	struct dpem_plan pl;
+	const char *file, *label, *ilabel = NULL, *dataset;
 	FILE *in, *ifp = NULL, *ofp;
 	double *init = NULL, *priors, t_start = cli_now();
-	int ch, threads, nin = 0;
+	int threads, nin = 0;
 
 	cli_init(argv[0], argc, argv);
 	if (argc > 1 && strcmp(argv[1], "sample") == 0)
 		return sample_main(argc - 1, argv + 1);
-	while ((ch = getopt_long(argc, argv, "d:e:fhk:o:qS:Vv", longopts,
-	    NULL)) != -1) {
-		switch (ch) {
-		case 'd':
-			o.delta = dpcli_delta_arg("--delta", optarg);
-			o.has_delta = 1;
-			break;
-		case 'e':
-			o.epsilon = dpcli_epsilon_arg("--epsilon", optarg,
-			    EPS_MAX);
-			o.has_eps = 1;
-			break;
-		case 'f':
-			o.force = 1;
-			break;
-		case 'h':
-			usage(0);
-		case 'k':
-			o.k = (size_t)cli_ll("--components", optarg, 1, MAX_K);
-			break;
-		case 'o':
-			o.output = optarg;
-			break;
-		case 'q':
-			o.quiet = 1;
-			break;
-		case 'S':
-			(void)dpcli_seed_arg(optarg);
-			o.seed = optarg;
-			break;
-		case 'V':
-			cli_version();
-		case 'v':
-			o.verbose = 1;
-			break;
-		case OPT_ASSUME_RAW:
-			o.assume_raw = 1;
-			break;
-		case OPT_AUDIT:
-			o.audit = (uint64_t)cli_ll("--audit-repeat", optarg, 1,
-			    MAX_AUDIT);
-			break;
-		case OPT_BY_LABEL:
-			o.by_label = 1;
-			break;
-		case OPT_CLASSES:
-			o.classes = (size_t)cli_ll("--classes", optarg, 1,
-			    MAX_CLASSES);
-			o.has_classes = 1;
-			break;
-		case OPT_CLIP:
-			o.clip = cli_double("--clip", optarg, CLIP_MIN,
-			    CLIP_MAX);
-			o.has_clip = 1;
-			break;
-		case OPT_COVARIANCE:
-			o.cov = cli_choice("--covariance", optarg, covs);
-			break;
-		case OPT_DATASET:
-			if (ledger_check_dataset(optarg) != NULL)
-				cli_usage_error("invalid --dataset '%s': %s",
-				    optarg, ledger_check_dataset(optarg));
-			o.dataset = optarg;
-			break;
-		case OPT_INIT:
-			o.init_dp = cli_choice("--init", optarg, inits);
-			break;
-		case OPT_INIT_MEANS:
-			o.init_means = optarg;
-			break;
-		case OPT_ITERS:
-			o.iters = (size_t)cli_ll("--iters", optarg, 1, MAX_ITER);
-			o.has_iters = 1;
-			break;
-		case OPT_LEVEL:
-			o.level = cli_level_arg(optarg);
-			break;
-		case OPT_MAX_ITER:
-			o.max_iter = (size_t)cli_ll("--max-iter", optarg, 1,
-			    MAX_ITER);
-			o.has_max_iter = 1;
-			break;
-		case OPT_REG:
-			o.reg = cli_double("--reg", optarg, 0, 1e10);
-			break;
-		case OPT_RESTARTS:
-			o.restarts = (size_t)cli_ll("--restarts", optarg, 1,
-			    MAX_RESTARTS);
-			o.has_restarts = 1;
-			break;
-		case OPT_SIGMA:
-			o.sigma = cli_double("--sigma", optarg, 0, SIGMA_MAX);
-			if (o.sigma != 0 && o.sigma < SIGMA_MIN)
-				cli_usage_error("invalid --sigma '%s': 0 or at "
-				    "least %g", optarg, SIGMA_MIN);
-			o.has_sigma = 1;
-			break;
-		case OPT_SPLIT:
-			parse_split(&o, optarg);
-			break;
-		case OPT_STATS:
-			o.stats = 1;
-			break;
-		case OPT_TOL:
-			o.tol = cli_double("--tol", optarg, 0, 1e10);
-			o.has_tol = 1;
-			break;
-		case OPT_UNSAFE:
-			(void)cli_choice("--unsafe-test-miscalibrate", optarg,
-			    unsafe);
-			o.unsafe = 1;
-			break;
-		default:
-			usage(EX_USAGE);
-		}
-	}
-	if (o.assume_raw)
-		dpcli_assume_raw(o.dataset);
-	argc -= optind;
-	argv += optind;
-	if (argc > 1)
-		usage(EX_USAGE);
-	cli_set_quiet(o.quiet);
-	check_options(&o);
+	file = parse_args(argc, argv, &o);
 
 	/* Open everything before computing. */
-	in = cli_open_in(argc == 1 ? argv[0] : NULL, &label);
+	in = cli_open_in(file, &label);
 	if (o.init_means) {
 		if (strcmp(o.init_means, "-") == 0)
 			cli_usage_error("--init-means needs a file, not stdin");
@@ -1551,150 +1146,16 @@ main(int argc, char **argv)
 			threads = 1;
 	}
 
-	g = cli_calloc(dt.nclass, sizeof *g);
-	for (size_t c = 0; c < dt.nclass; c++)
-		if (gmm_alloc(&g[c], o.k, dt.d, o.cov) != 0)
-			cli_die(EX_OSERR, "out of memory");
 	priors = cli_calloc(dt.nclass, sizeof *priors);
 	ot.w = cli_writer(ofp, o.level);
 	ot.audit = o.audit;
 
 	if (!o.dp) {
 		fits = cli_calloc(dt.nclass, sizeof *fits);
-		for (size_t c = 0; c < dt.nclass; c++) {
-			struct ts_meta wm = { 0 };
-
-			fit_ml(&o, rng, &dt, c, init, &g[c], &fits[c],
-			    threads);
-			priors[c] = (double)(dt.start[c + 1] - dt.start[c]) /
-			    (double)dt.n;
-			meta_setf(&wm, "gmm.log_likelihood", "%.17g",
-			    fits[c].ll);
-			meta_setf(&wm, "gmm.bic", "%.17g", fits[c].bic);
-			meta_setf(&wm, "gmm.aic", "%.17g", fits[c].aic);
-			meta_setf(&wm, "gmm.iterations", "%.0f",
-			    (double)fits[c].iters);
-			cli_meta_set(&wm, "gmm.converged", fits[c].converged ?
-			    "true" : "false");
-			meta_setf(&wm, "gmm.rows", "%.0f",
-			    (double)(dt.start[c + 1] - dt.start[c]));
-			put_model(&ot, (int)c, 0, &g[c], &wm);
-			ts_meta_free(&wm);
-			if (o.verbose)
-				fprintf(stderr, "%s: class %zu: %zu rows, %zu "
-				    "iterations (%s), log-likelihood %.17g, BIC "
-				    "%.17g, AIC %.17g, %.4f s per iteration\n",
-				    cli_prog(), c, dt.start[c + 1] -
-				    dt.start[c], fits[c].iters,
-				    fits[c].converged ? "converged" :
-				    o.has_iters ? "fixed" : "not converged",
-				    fits[c].ll, fits[c].bic, fits[c].aic,
-				    fits[c].secs / (double)fits[c].all_iters);
-		}
+		fit_classes(&ot, &o, rng, &dt, init, threads, fits, priors);
 	} else {
-		plan_noise(&pl, &o, dt.nclass, dt.d);
-		e.o = &o;
-		e.dt = &dt;
-		e.pl = &pl;
-		e.init = init;
-		e.C = dt.nclass;
-		e.k = o.k;
-		e.d = dt.d;
-		e.ml = gmm_mom_len(o.cov, dt.d);
-		e.g = g;
-		e.st = cli_calloc(e.C, sizeof *e.st);
-		for (size_t c = 0; c < e.C; c++)
-			if (gmm_stats_alloc(&e.st[c], o.k, dt.d, o.cov, 0) != 0)
-				cli_die(EX_OSERR, "out of memory");
-		if (gmm_work_new(&e.w, o.k, dt.d, o.cov, threads) != 0)
-			cli_die(EX_OSERR, "out of memory");
-		e.cnt = cli_reallocarray(NULL, e.C * e.k, sizeof *e.cnt);
-		e.sum = cli_reallocarray(NULL, e.C * e.k * e.d, sizeof *e.sum);
-		e.mom = cli_reallocarray(NULL, e.C * e.k * e.ml,
-		    sizeof *e.mom);
-		e.kbuf = cli_reallocarray(NULL, e.C * e.k * (e.ml > e.d ?
-		    e.ml : e.d), sizeof *e.kbuf);
-		if (o.stats)
-			e.trace = cli_reallocarray(NULL, e.C * o.iters * e.k *
-			    (1 + e.d + e.ml), sizeof *e.trace);
-		if (o.init_dp) {
-			e.ist = cli_reallocarray(NULL, e.C, (1 + 2 * e.d) *
-			    sizeof *e.ist);
-			e.w_m = cli_reallocarray(NULL, e.d, sizeof *e.w_m);
-			e.w_v = cli_reallocarray(NULL, e.d, sizeof *e.w_v);
-		}
-		if (o.verbose)
-			fprintf(stderr, "%s: DP-EM: %zu iterations, noise "
-			    "multiplier %.6g per iteration; sd %.6g (counts), "
-			    "%.6g (sums), %.6g (second moments)\n", cli_prog(),
-			    o.iters, 1 / pl.mu, pl.p[P_CNT].sigma,
-			    pl.p[P_SUM].sigma, pl.p[P_MOM].sigma);
-		for (uint64_t rep = 0; rep < (o.audit ? o.audit : 1); rep++) {
-			struct rng *rr = rng;
-
-			if (o.audit && o.seed) {
-				char item[64];
-				snprintf(item, sizeof item, "%s/audit/%llu",
-				    WORK_ITEM, (unsigned long long)rep);
-				if (rng_new_seeded(&rr, dpcli_seed_arg(o.seed),
-				    item) != 0)
-					cli_die(EX_OSERR, "out of memory");
-			}
-			dpem_run(&e, rr);
-			if (rr != rng)
-				rng_free(rr);
-			/* The class priors from the last released counts
-			 * (floored at 1, as in the M-step). */
-			{
-				double tot = 0;
-				for (size_t c = 0; c < e.C; c++) {
-					priors[c] = 0;
-					for (size_t j = 0; j < e.k; j++)
-						priors[c] += fmax(e.cnt[c * e.k +
-						    j], 1);
-					tot += priors[c];
-				}
-				for (size_t c = 0; c < e.C; c++)
-					priors[c] /= tot;
-			}
-			for (size_t c = 0; c < e.C; c++) {
-				put_model(&ot, (int)c, rep, &g[c], NULL);
-				if (o.stats) {
-					char base[64];
-					uint64_t dims[3] = { o.iters, e.k,
-					    1 + e.d + e.ml };
-					snprintf(base, sizeof base,
-					    "gmm/%zu/stats", c);
-					put_tensor(&ot, base, rep, 3, dims,
-					    e.trace + c * o.iters * e.k *
-					    (1 + e.d + e.ml), NULL);
-				}
-				if (o.stats && o.init_dp) {
-					char base[64];
-					uint64_t dims[1] = { 1 + 2 * e.d };
-					double *v = cli_reallocarray(NULL,
-					    dims[0], sizeof *v);
-
-					/* count, sums, sums of squares */
-					v[0] = e.ist[c];
-					memcpy(v + 1, e.ist + e.C + c * e.d,
-					    e.d * sizeof *v);
-					memcpy(v + 1 + e.d, e.ist + e.C + e.C *
-					    e.d + c * e.d, e.d * sizeof *v);
-					snprintf(base, sizeof base,
-					    "gmm/%zu/init_stats", c);
-					put_tensor(&ot, base, rep, 1, dims, v,
-					    NULL);
-					free(v);
-				}
-			}
-			cli_progress("releases", rep + 1, o.audit);
-		}
-		cli_progress_done();
-		if (o.verbose)
-			fprintf(stderr, "%s: DP-EM: %.4f s per iteration\n",
-			    cli_prog(), e.secs / (double)(o.iters *
-			    (o.audit ? o.audit : 1)));
+		release_classes(&ot, &o, rng, &dt, init, threads, &dp, &pl,
+		    priors);
 	}
 
 	/* The stream metadata: ledgers, the release, the model, provenance. */
@@ -1708,59 +1169,35 @@ main(int argc, char **argv)
 	}
 	dpcli_aggregate_others(&meta, dataset, label);
 	if (o.dp)
-		record_release(&meta, rng, dataset, &pl, &o);
+		record_release(&meta, rng, dataset, &dp, &pl);
 	else
 		dpcli_not_private(&meta, dataset, label);
 	dpcli_audit_mark(&meta, o.audit);
 	{
-		size_t len = dt.nclass * 26 + 1, off = 0;
-		char *cl = cli_reallocarray(NULL, len, 1);
-		char *pr = cli_reallocarray(NULL, len, 1);
-		double bic = 0, aic = 0, ll = 0;
+		struct gmmio_info gi = { .C = dt.nclass, .priors = priors,
+		    .cov = o.cov, .k = o.k, .d = dt.d, .has_clip = o.has_clip,
+		    .clip = o.clip, .reg = o.reg, .dp = o.dp,
+		    .iters = o.iters };
 
-		cl[0] = pr[0] = '\0';
-		for (size_t c = 0; c < dt.nclass; c++)
-			off += (size_t)snprintf(cl + off, len - off, "%s%zu",
-			    c ? "," : "", c);
-		off = 0;
-		for (size_t c = 0; c < dt.nclass; c++)
-			off += (size_t)snprintf(pr + off, len - off, "%s%.17g",
-			    c ? "," : "", priors[c]);
-		cli_meta_set(&meta, "gmm.classes", cl);
-		cli_meta_set(&meta, "gmm.priors", pr);
-		cli_meta_set(&meta, "gmm.covariance", gmm_cov_name(o.cov));
-		meta_setf(&meta, "gmm.components", "%.0f", (double)o.k);
-		meta_setf(&meta, "gmm.features", "%.0f", (double)dt.d);
-		if (o.has_clip)
-			meta_setf(&meta, "gmm.clip", "%.17g", o.clip);
-		meta_setf(&meta, "gmm.reg", "%.17g", o.reg);
 		/* Names are published only when they are public, or the
 		 * model is not private; gmm.label_source says which. */
 		if (o.by_label)
-			cli_meta_set(&meta, "gmm.label_source", o.has_classes ||
-			    dt.lset.source == LABEL_PUBLIC ? "public" : "data");
+			gi.label_source = o.has_classes ||
+			    dt.lset.source == LABEL_PUBLIC ? "public" : "data";
 		if (dt.label_names && dt.names_ok)
-			cli_meta_set(&meta, "gmm.label_names", dt.label_names);
-		if (o.dp) {
-			meta_setf(&meta, "gmm.iterations", "%.0f",
-			    (double)o.iters);
-		} else {
-			/* Criteria of the whole model: the classes'
-			 * log-likelihoods and criteria add up. */
-			for (size_t c = 0; c < dt.nclass; c++) {
-				double nc = (double)(dt.start[c + 1] -
-				    dt.start[c]);
-				bic += fits[c].bic;
-				aic += fits[c].aic;
-				ll += fits[c].ll * nc;
-			}
-			meta_setf(&meta, "gmm.log_likelihood", "%.17g",
-			    ll / (double)dt.n);
-			meta_setf(&meta, "gmm.bic", "%.17g", bic);
-			meta_setf(&meta, "gmm.aic", "%.17g", aic);
+			gi.label_names = dt.label_names;
+		/* Criteria of the whole model: the classes' log-likelihoods
+		 * and criteria add up. */
+		for (size_t c = 0; c < dt.nclass && !o.dp; c++) {
+			gi.bic += fits[c].r.bic;
+			gi.aic += fits[c].r.aic;
+			gi.ll += fits[c].r.ll * (double)(dt.start[c + 1] -
+			    dt.start[c]);
 		}
-		free(cl);
-		free(pr);
+		if (!o.dp)
+			gi.ll /= (double)dt.n;
+		if (gmmio_put_meta(&meta, &gi) != 0)
+			cli_die(EX_OSERR, "out of memory");
 	}
 	cli_prov(&meta);
 	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
@@ -1777,22 +1214,6 @@ main(int argc, char **argv)
 		    "%.3f s in all\n", cli_prog(), dt.n, dt.d, dt.nclass,
 		    dt.nclass == 1 ? "" : "es", cli_now() - t_start);
 
-	for (size_t c = 0; c < dt.nclass; c++) {
-		gmm_free(&g[c]);
-		if (e.st)
-			gmm_stats_free(&e.st[c]);
-	}
-	gmm_work_free(e.w);
-	free(e.st);
-	free(e.cnt);
-	free(e.sum);
-	free(e.mom);
-	free(e.kbuf);
-	free(e.trace);
-	free(e.ist);
-	free(e.w_m);
-	free(e.w_v);
-	free(g);
 	free(fits);
 	free(priors);
 	free(init);
