@@ -5,24 +5,20 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "accuracy.h"
 #include "cli.h"
 #include "dpcli.h"
-#include "accuracy.h"
 #include "dppg.h"
 #include "ledger.h"
 #include "model.h"
 #include "modelcli.h"
 #include "nn.h"
-#include "noise.h"
 #include "parts.h"
-#include "rdp.h"
 #include "tensor.h"
 #include "tstream.h"
 

@@ -43,17 +43,19 @@ dppg_check_params(const struct dppg_params *p)
 		return "eps must lie in (0, 1e4]";
 	if (!(p->delta > 0 && p->delta < 1))
 		return "delta must lie in (0, 1)";
-	if (!(p->range > 0 && p->range <= DPPG_RANGE_MAX) ||
-	    !(p->step > 0) || !(p->window > 0 && p->window <= DPPG_RANGE_MAX))
-		return "range, step and window must be positive (at most 1e6)";
-	if (p->points < 2 || p->points > DPPG_MAX_GRID)
-		return "the grid must have 2 to 2^20 points";
+	if (!(p->range > 0 && p->range <= DPPG_RANGE_MAX))
+		return "range must lie in (0, 1e6]";
+	if (!(p->step > 0 && isfinite(p->step)) || !(p->window > 0 &&
+	    isfinite(p->window)))
+		return "step and window must be positive";
+	if (p->points < 1 || p->points > DPPG_MAX_GRID)
+		return "the grid must have 1 to 2^20 points";
 	if (p->bw == DPPG_BW_VALUE) {
 		if (!(p->bw_value > 0 && p->bw_value <= DPPG_RANGE_MAX))
 			return "the bandwidth must lie in (0, 1e6]";
 	} else if (p->bw == DPPG_BW_SILVERMAN || p->bw == DPPG_BW_SCOTT) {
-		if (!(p->bw_min > 0 && p->bw_min <= DPPG_RANGE_MAX))
-			return "bw_min must lie in (0, 1e6]";
+		if (!(p->bw_min > 0 && isfinite(p->bw_min)))
+			return "bw_min must be positive";
 	} else {
 		return "unknown bandwidth rule";
 	}

@@ -57,8 +57,11 @@ test_check_params(void)
 	b.window = 0;
 	ok(dppg_check_params(&b) != NULL, "window 0 is refused");
 	b = p;
-	b.points = 1;
-	ok(dppg_check_params(&b) != NULL, "a grid of one point is refused");
+	b.points = 0;
+	ok(dppg_check_params(&b) != NULL, "a grid of no point is refused");
+	b.points = DPPG_MAX_GRID + 1;
+	ok(dppg_check_params(&b) != NULL, "a grid of 2^20 + 1 points is "
+	    "refused");
 	b = p;
 	b.bw_value = 0;
 	ok(dppg_check_params(&b) != NULL, "bandwidth 0 is refused");
