@@ -558,8 +558,8 @@ main(int argc, char **argv)
 		cli_usage_error("more than %d models", MAX_MODELS);
 	if (o.p.threads == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		o.p.threads = n < 1 ? 1 : n > DPPG_MAX_THREADS ? DPPG_MAX_THREADS :
-		    (uint64_t)n;
+		o.p.threads = n < 1 ? 1 : n > DPPG_MAX_THREADS ?
+		    DPPG_MAX_THREADS : (size_t)n;
 	}
 	nm = (size_t)argc;
 	for (size_t i = 0; i < nm; i++)

@@ -807,8 +807,8 @@ main(int argc, char **argv)
 				snprintf(dsbuf, sizeof dsbuf, "%s",
 				    teacher_dataset(&in, o.dataset, label));
 				dataset = dsbuf;
-			} else if (strcmp(teacher_dataset(&in, o.dataset, label),
-			    dataset) != 0)
+			} else if (strcmp(teacher_dataset(&in, o.dataset,
+			    label), dataset) != 0)
 				cli_die(EX_DATAERR, "%s: the teachers protect "
 				    "different datasets (%s and %s)", label,
 				    dataset, teacher_dataset(&in, NULL, label));

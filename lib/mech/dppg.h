@@ -51,7 +51,7 @@ struct dppg_params {
 	double step;			/* their spacing */
 	size_t points;			/* their number: 2 range / step + 1 */
 	double window;			/* utility window */
-	double ratio;			/* DP-PGP: top ratio per layer, 0: off */
+	double ratio;			/* DP-PGP: top ratio per layer; 0 off */
 	uint64_t k;			/* DP-PGP: clusters per layer */
 	uint64_t iters;			/* DP-PGP: k-means iterations */
 	double group_eps;		/* DP-PGP: epsilon per grouped offset */

@@ -233,8 +233,8 @@ noisy_argmax(const struct pate *pt, struct rng *r, const uint32_t *c,
 
 	for (size_t j = 0; j < k; j++) {
 		if (!pt->off)
-			rc = laplace ? noise_dlaplace(r, pt->lnum, pt->lden, &z) :
-			    noise_dg_sample(pt->g, r, &z);
+			rc = laplace ? noise_dlaplace(r, pt->lnum, pt->lden,
+			    &z) : noise_dg_sample(pt->g, r, &z);
 		if (rc != 0)
 			return rc;
 		if (__builtin_add_overflow((int64_t)c[j], z, &v))
@@ -387,8 +387,8 @@ pate_ddep_plan(const struct pate_params *p, const struct pate_votes *v,
 		double ind = a / (2 * p->sigma1 * p->sigma1);
 		for (uint64_t m = 0; m <= v->n && !th; m++) {
 			c[0] = (double)m;
-			th = rdp_pate_threshold_dep_dgauss(a, c[0], p->threshold,
-			    p->sigma1) < ind;
+			th = rdp_pate_threshold_dep_dgauss(a, c[0],
+			    p->threshold, p->sigma1) < ind;
 		}
 	}
 	free(c);

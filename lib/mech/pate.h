@@ -63,8 +63,8 @@ struct pate_params {
 	uint64_t audit;			/* releases of the same votes, 0: one */
 	int half_noise;			/* tests only: half the noise claimed */
 	int ddep;			/* also the data-dependent release */
-	double ss_order, ss_beta, ss_sigma;	/* its order, smoothness and
-					 * noise (times the smooth sensitivity) */
+	double ss_order, ss_beta, ss_sigma;	/* its order, smoothness
+					 * and noise (x smooth sensitivity) */
 	int reveal;			/* tests only: the ledger shows f, SS */
 };
 
@@ -78,7 +78,7 @@ struct pate_votes {
 /* The data-dependent release of one run. */
 struct pate_dd {
 	int gn;				/* GNMax's bound can beat the
-					 * data-independent one (pate_ddep_plan) */
+					 * data-independent one (ddep_plan) */
 	double f;			/* the data-dependent RDP at ss_order */
 	double ss;			/* its smooth sensitivity */
 	double released;		/* f + GNSS noise, on the grid */
@@ -163,7 +163,7 @@ struct pate_teacher {
 enum pate_teacher_status {
 	PATE_T_OK = 0,
 	PATE_T_ROW_LOCAL,		/* dp.raw.<dataset> = row-local */
-	PATE_T_QUERIES_RAW,		/* predict.raw.<dataset>: private queries */
+	PATE_T_QUERIES_RAW,		/* predict.raw.<dataset>: private */
 	PATE_T_PART_AGGREGATE,		/* split.raw.<dataset> = aggregate */
 	PATE_T_NO_PART,			/* no split.part */
 	PATE_T_MIXED,			/* split.part = mixed */

@@ -98,7 +98,8 @@ test_calib(void)
 	struct dppg_params p = base();
 	struct dppg *d;
 	const struct dppg_calib *c;
-	double pw = erf(0.25 / (2 * M_SQRT2 * (1.0 / (double)(float)(1 / 0.2))));
+	double b = 1.0 / (double)(float)(1 / 0.2);
+	double pw = erf(0.25 / (2 * M_SQRT2 * b));
 
 	ok(dppg_new(&d, &p, 3) == 0, "calibrated for 3 models");
 	c = dppg_calib(d);

@@ -243,7 +243,8 @@ p_first(const double *w, int M, double d)
 	for (int a = -M; a <= M; a++)
 		for (int b = -M; b <= M; b++) {
 			double x = d + a - b;
-			s += w[a + M] * w[b + M] * (x > 0 ? 1 : x == 0 ? 0.5 : 0);
+			s += w[a + M] * w[b + M] * (x > 0 ? 1 : x == 0 ? 0.5 :
+			    0);
 		}
 	return s;
 }
@@ -255,7 +256,8 @@ pmf(int laplace, double s, int M)
 	double *w = malloc((size_t)(2 * M + 1) * sizeof *w), t = 0;
 
 	for (int z = -M; z <= M; z++) {
-		w[z + M] = laplace ? exp(-abs(z) / s) : exp(-z * z / (2 * s * s));
+		w[z + M] = laplace ? exp(-abs(z) / s) :
+		    exp(-z * z / (2 * s * s));
 		t += w[z + M];
 	}
 	for (int z = -M; z <= M; z++)
