@@ -449,6 +449,7 @@ dppg_run(const struct dppg *d, const struct nn_model *shape,
 
 	if ((rc = dp_pg(d, par, nm, shape->nparam, out, attempt)) != 0)
 		return rc;
+	*nsel = 0;
 	if (d->p.ratio > 0)
 		return dp_pgp(d, shape, par, nm, out, r, nsel);
 	return 0;
