@@ -47,13 +47,6 @@ struct opts {
 	int has_threshold, has_retries, has_iters;
 };
 
-/* What a model stream says about the data it was trained on. */
-struct part {
-	const char *label;
-	struct split_part sp;		/* split.part, split.parent, split.id */
-	int has;			/* a part of a split of the raw data */
-};
-
 __attribute__((noreturn)) static void
 usage(int status)
 {
@@ -221,19 +214,15 @@ model_dataset(const struct ts_meta *m, const char *given, const char *label)
 	return dpcli_dataset(m, NULL, label);
 }
 
-/* The partition a model was trained on, if its metadata says. */
+/* The part a model was trained on (dppg_part_read); die on a bad one. */
 static void
 model_part(const struct ts_meta *m, const char *dataset, const char *label,
-    struct part *p)
+    struct dppg_part *p)
 {
-	char key[16 + LEDGER_MAX_NAME];
 	const char *s;
 
-	memset(p, 0, sizeof *p);
-	p->label = label;
-	switch (part_read(&p->sp, m)) {
+	switch (dppg_part_read(p, m, dataset)) {
 	case PART_OK:
-		break;
 	case PART_NONE:
 		return;
 	case PART_MIXED:
@@ -252,50 +241,37 @@ model_part(const struct ts_meta *m, const char *dataset, const char *label,
 	default:
 		cli_die(EX_OSERR, "out of memory");
 	}
-	snprintf(key, sizeof key, "split.raw.%s", dataset);
-	s = ts_meta_get(m, key);
-	/* A part that was already an aggregate of the dataset when split is
-	 * not a disjoint piece of its records. */
-	p->has = !(s != NULL && strcmp(s, "aggregate") == 0);
 }
 
-/*
- * Whether the models were trained on disjoint parts of one split
- * (lib/dp/parts.h).  Then one record of the dataset reaches one model, and a
- * guarantee about one model more or less (or replaced) is a guarantee
- * about one record.
- * @return NULL when disjoint, else the reason (a static string).
- */
+/* Whether the models (labels lab[]) are disjoint parts of one split
+ * (dppg_parts_disjoint).  @return NULL when they are, else the reason (a
+ * static string). */
 static const char *
-disjoint(const struct part *p, size_t n)
+disjoint(const struct dppg_part *p, const char *const *lab, size_t n)
 {
 	static char why[512];
-	const struct split_part **pp;
-	size_t a, b;
-	int rc;
+	size_t a = 0, b = 0;
 
-	for (size_t t = 0; t < n; t++)
-		if (!p[t].has) {
-			snprintf(why, sizeof why, "%s carries no partition id "
-			    "(split.part) of a split of the raw dataset",
-			    p[t].label);
-			return why;
-		}
-	pp = cli_reallocarray(NULL, n, sizeof *pp);
-	for (size_t t = 0; t < n; t++)
-		pp[t] = &p[t].sp;
-	rc = parts_disjoint(pp, n, &a, &b);
-	free(pp);
-	if (rc == PARTS_NOMEM)
-		cli_die(EX_OSERR, "out of memory");
-	if (rc == PARTS_SAME)
+	switch (dppg_parts_disjoint(p, n, &a, &b)) {
+	case DPPG_PARTS_DISJOINT:
+		return NULL;
+	case DPPG_PARTS_NO_PART:
+		snprintf(why, sizeof why, "%s carries no partition id "
+		    "(split.part) of a split of the raw dataset", lab[a]);
+		break;
+	case DPPG_PARTS_SAME:
 		snprintf(why, sizeof why, "%s and %s were trained on the "
-		    "same part %" PRIu64 "/%" PRIu64, p[a].label, p[b].label,
+		    "same part %" PRIu64 "/%" PRIu64, lab[a], lab[b],
 		    p[a].sp.i, p[a].sp.n);
-	else if (rc != PARTS_DISJOINT)
+		break;
+	case DPPG_PARTS_OTHER_SPLIT:
 		snprintf(why, sizeof why, "%s and %s are parts of "
-		    "different splits", p[a].label, p[b].label);
-	return rc == PARTS_DISJOINT ? NULL : why;
+		    "different splits", lab[a], lab[b]);
+		break;
+	default:
+		cli_die(EX_OSERR, "out of memory");
+	}
+	return why;
 }
 
 /* ---- the quality loop ---- */
@@ -412,7 +388,8 @@ main(int argc, char **argv)
 	    .p.range = 1, .p.points = 201, .p.iters = 10 };
 	struct nn_model *models, outm = { 0 };
 	struct ts_meta meta = { 0 }, prov = { 0 }, in = { 0 }, tmeta = { 0 };
-	struct part *parts;
+	struct dppg_part *parts;
+	const char **plabels;
 	struct dppg *d = NULL;
 	const struct dppg_calib *mc;
 	struct dppg_account ac = { 0 };
@@ -575,6 +552,7 @@ main(int argc, char **argv)
 	/* The models: one architecture, their partitions, their ledgers. */
 	models = cli_calloc(nm, sizeof *models);
 	parts = cli_calloc(nm, sizeof *parts);
+	plabels = cli_calloc(nm, sizeof *plabels);
 	par = cli_reallocarray(NULL, nm, sizeof *par);
 	for (size_t i = 0; i < nm; i++) {
 		ts_meta_free(&in);
@@ -592,12 +570,13 @@ main(int argc, char **argv)
 			    label, arch, arch0);
 		}
 		model_part(&in, dataset, label, &parts[i]);
+		plabels[i] = label;
 		par[i] = models[i].param;
 		dpcli_carry(&meta, &in, "kde.", NULL, label);
 	}
 	ts_meta_free(&in);
 	np = models[0].nparam;
-	why = disjoint(parts, nm);
+	why = disjoint(parts, plabels, nm);
 	per_record = why == NULL;
 	snprintf(key, sizeof key, "dp.raw.%s", dataset);
 	if (per_record && ts_meta_get(&meta, key) != NULL &&
@@ -762,6 +741,7 @@ main(int argc, char **argv)
 	}
 	free(models);
 	free(parts);
+	free(plabels);
 	free(par);
 	free(pub);
 	free(tset.x);

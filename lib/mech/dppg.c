@@ -455,6 +455,58 @@ dppg_run(const struct dppg *d, const struct nn_model *shape,
 	return 0;
 }
 
+/* ---- the models' parts ---- */
+
+int
+dppg_part_read(struct dppg_part *p, const struct ts_meta *m,
+    const char *dataset)
+{
+	char key[16 + LEDGER_MAX_NAME];
+	const char *s;
+	int rc;
+
+	memset(p, 0, sizeof *p);
+	if ((rc = part_read(&p->sp, m)) != PART_OK)
+		return rc;
+	snprintf(key, sizeof key, "split.raw.%s", dataset);
+	s = ts_meta_get(m, key);
+	/* A part that was already an aggregate of the dataset when split is
+	 * not a disjoint piece of its records. */
+	p->has = !(s != NULL && strcmp(s, "aggregate") == 0);
+	return PART_OK;
+}
+
+/* Disjoint parts of one split, by lib/dp/parts.h. */
+int
+dppg_parts_disjoint(const struct dppg_part *p, size_t n, size_t *a,
+    size_t *b)
+{
+	const struct split_part **pp;
+	int rc;
+
+	for (size_t t = 0; t < n; t++)
+		if (!p[t].has) {
+			*a = *b = t;
+			return DPPG_PARTS_NO_PART;
+		}
+	if ((pp = calloc(n ? n : 1, sizeof *pp)) == NULL)
+		return DPPG_PARTS_NOMEM;
+	for (size_t t = 0; t < n; t++)
+		pp[t] = &p[t].sp;
+	rc = parts_disjoint(pp, n, a, b);
+	free(pp);
+	switch (rc) {
+	case PARTS_DISJOINT:
+		return DPPG_PARTS_DISJOINT;
+	case PARTS_SAME:
+		return DPPG_PARTS_SAME;
+	case PARTS_NOMEM:
+		return DPPG_PARTS_NOMEM;
+	default:
+		return DPPG_PARTS_OTHER_SPLIT;
+	}
+}
+
 /* ---- accounting ---- */
 
 /*

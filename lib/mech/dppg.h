@@ -29,6 +29,7 @@
 #include "kde.h"
 #include "ledger.h"
 #include "model.h"
+#include "parts.h"
 #include "rng.h"
 
 #define DPPG_MAX_GRID (1u << 20)	/* candidates per parameter */
@@ -126,6 +127,34 @@ int dppg_account(const struct dppg *d, size_t np, size_t nsel,
  * PV_E_NOMEM. */
 int dppg_ledger(const struct dppg *d, const struct dppg_account *ac,
     size_t nm, int per_record, struct ledger_entry *e);
+
+/* What a model's stream says about the part of the dataset it was trained
+ * on: has is 1 for a part of a split of the raw records (split.part, and
+ * not already an aggregate of the dataset when split). */
+struct dppg_part {
+	struct split_part sp;
+	int has;
+};
+/* Read the part of the model whose metadata is m, protecting dataset,
+ * into p (zeroed first; part_free(&p->sp) after).  @return PART_OK or
+ * PART_NONE (no split.part: has 0), or the error PART_MIXED, PART_BAD,
+ * PART_NO_PARENT or PART_NOMEM (lib/dp/parts.h). */
+int dppg_part_read(struct dppg_part *p, const struct ts_meta *m,
+    const char *dataset);
+
+/* dppg_parts_disjoint's results. */
+enum dppg_parts_status {
+	DPPG_PARTS_DISJOINT = 0,	/* the guarantee is per record */
+	DPPG_PARTS_NO_PART,		/* model *a has no part */
+	DPPG_PARTS_SAME,		/* models *a and *b: the same part */
+	DPPG_PARTS_OTHER_SPLIT,		/* models *a and *b: other splits */
+	DPPG_PARTS_NOMEM
+};
+/* Whether the n models were trained on disjoint parts of one split (then
+ * one record reaches one model, and the guarantee per model is one per
+ * record).  @return a dppg_parts_status. */
+int dppg_parts_disjoint(const struct dppg_part *p, size_t n, size_t *a,
+    size_t *b);
 
 /* RDP at order a of one eps-DP exponential mechanism (bounded range). */
 double dppg_rdp_em(double a, double eps);

@@ -6,7 +6,8 @@
  * masses in double with erfc, exp(eps U / (2 sens)) normalised); the same
  * seeded output for one thread or several; DP-PGP publishing the clipped
  * mean when the noise is negligible, and grouping ceil(ratio n) per layer;
- * the account and the ledger against their closed forms; and lib/ml's
+ * the account and the ledger against their closed forms; the models'
+ * partition (per record or per model); and lib/ml's
  * accuracy_model on a net whose answer is known.
  *
  * Statistical checks use fixed seeds and the critical values of
@@ -323,6 +324,59 @@ test_account(void)
 	dppg_free(d);
 }
 
+/* A model's metadata: split.part and split.parent (NULL: absent). */
+static int
+part_of(struct dppg_part *p, const char *part, const char *parent,
+    const char *raw)
+{
+	struct ts_meta m = { 0 };
+	int rc;
+
+	if (part)
+		ts_meta_set(&m, "split.part", part);
+	if (parent)
+		ts_meta_set(&m, "split.parent", parent);
+	if (raw)
+		ts_meta_set(&m, "split.raw.d", raw);
+	rc = dppg_part_read(p, &m, "d");
+	ts_meta_free(&m);
+	return rc;
+}
+
+static void
+test_parts(void)
+{
+	struct dppg_part p[3];
+	size_t a = 9, b = 9;
+
+	ok(part_of(&p[0], "0/3", "s", NULL) == PART_OK && p[0].has &&
+	    part_of(&p[1], "1/3", "s", "row-local") == PART_OK && p[1].has &&
+	    part_of(&p[2], "2/3", "s", NULL) == PART_OK,
+	    "three parts of one split are read");
+	ok(dppg_parts_disjoint(p, 3, &a, &b) == DPPG_PARTS_DISJOINT,
+	    "three parts of one split: the guarantee is per record");
+	part_free(&p[2].sp);
+	(void)part_of(&p[2], "1/3", "s", NULL);
+	ok(dppg_parts_disjoint(p, 3, &a, &b) == DPPG_PARTS_SAME && a == 1 &&
+	    b == 2, "part 1/3 twice: per model, naming models 1 and 2");
+	part_free(&p[2].sp);
+	(void)part_of(&p[2], "2/4", "s", NULL);
+	ok(dppg_parts_disjoint(p, 3, &a, &b) == DPPG_PARTS_OTHER_SPLIT,
+	    "a split into 4 parts among 3: per model");
+	part_free(&p[2].sp);
+	ok(part_of(&p[2], "2/3", "s", "aggregate") == PART_OK && !p[2].has &&
+	    dppg_parts_disjoint(p, 3, &a, &b) == DPPG_PARTS_NO_PART && a == 2,
+	    "a part already aggregate when split is no part of the records");
+	part_free(&p[2].sp);
+	ok(part_of(&p[2], NULL, NULL, NULL) == PART_NONE && !p[2].has &&
+	    dppg_parts_disjoint(p, 3, &a, &b) == DPPG_PARTS_NO_PART,
+	    "a model without split.part: per model");
+	ok(part_of(&p[2], "mixed", "s", NULL) == PART_MIXED,
+	    "a mixed model is refused");
+	for (int i = 0; i < 3; i++)
+		part_free(&p[i].sp);
+}
+
 static void
 test_accuracy(void)
 {
@@ -349,6 +403,7 @@ main(void)
 	test_em_frequencies();
 	test_pgp();
 	test_account();
+	test_parts();
 	test_accuracy();
 	return tap_done();
 }
