@@ -79,7 +79,8 @@ pint(FILE *fp, const struct param *p, int fmt)
 }
 
 static void
-text_events(FILE *fp, const struct acct_report *r, const struct account_result *res)
+text_events(FILE *fp, const struct acct_report *r,
+    const struct account_result *res)
 {
 	struct param p[4];
 
@@ -106,12 +107,13 @@ text_events(FILE *fp, const struct acct_report *r, const struct account_result *
 		if (e->solve != ACCOUNT_SOLVE_NONE) {
 			struct param ps = { "steps", 0, 1, e->steps };
 
-			fprintf(fp, "solved: %s ", account_solve_name(e->solve));
+			fprintf(fp, "solved: %s ",
+			    account_solve_name(e->solve));
 			if (e->solve == ACCOUNT_SOLVE_STEPS)
 				pint(fp, &ps, EMIT_TEXT);
 			else
-				fprintf(fp, "%.10g", e->solve == ACCOUNT_SOLVE_SIGMA ? e->sigma :
-				    e->q);
+				fprintf(fp, "%.10g", e->solve ==
+				    ACCOUNT_SOLVE_SIGMA ? e->sigma : e->q);
 			fprintf(fp, " is the %s value with epsilon <= %g at delta "
 			    "%g (%s)\n", e->solve == ACCOUNT_SOLVE_SIGMA ? "smallest" :
 			    "largest", e->target, r->delta, e->analytic ?
@@ -140,7 +142,8 @@ text_events(FILE *fp, const struct acct_report *r, const struct account_result *
 }
 
 static void
-tsv_events(FILE *fp, const struct acct_report *r, const struct account_result *res)
+tsv_events(FILE *fp, const struct acct_report *r,
+    const struct account_result *res)
 {
 	struct param p[4];
 
@@ -152,7 +155,8 @@ tsv_events(FILE *fp, const struct acct_report *r, const struct account_result *r
 		const struct account_event *e = &r->ev[i];
 		size_t n = event_params(e, p);
 
-		fprintf(fp, "event.%zu.mechanism\t%s\n", i + 1, account_kind_name(e->kind));
+		fprintf(fp, "event.%zu.mechanism\t%s\n", i + 1,
+		    account_kind_name(e->kind));
 		for (size_t k = 0; k < n; k++) {
 			fprintf(fp, "event.%zu.%s\t", i + 1, p[k].key);
 			if (p[k].integer)
@@ -179,7 +183,8 @@ tsv_events(FILE *fp, const struct acct_report *r, const struct account_result *r
 			if (e->solve == ACCOUNT_SOLVE_STEPS)
 				pint(fp, &p[2], EMIT_TSV);
 			else
-				emit_num(fp, EMIT_TSV, e->solve == ACCOUNT_SOLVE_SIGMA ? e->sigma : e->q);
+				emit_num(fp, EMIT_TSV, e->solve ==
+				    ACCOUNT_SOLVE_SIGMA ? e->sigma : e->q);
 			fputc('\n', fp);
 		}
 	}
@@ -218,7 +223,8 @@ tsv_events(FILE *fp, const struct acct_report *r, const struct account_result *r
 }
 
 static void
-json_events(FILE *fp, const struct acct_report *r, const struct account_result *res)
+json_events(FILE *fp, const struct acct_report *r,
+    const struct account_result *res)
 {
 	struct param p[4];
 	int first = 1;
@@ -267,7 +273,8 @@ json_events(FILE *fp, const struct acct_report *r, const struct account_result *
 			struct param ps = { "steps", 0, 1, e->steps };
 			pint(fp, &ps, EMIT_JSON);
 		} else {
-			emit_num(fp, EMIT_JSON, e->solve == ACCOUNT_SOLVE_SIGMA ? e->sigma : e->q);
+			emit_num(fp, EMIT_JSON, e->solve ==
+			    ACCOUNT_SOLVE_SIGMA ? e->sigma : e->q);
 		}
 	}
 	emit_jnum(fp, &first, "epsilon", res->eps);
@@ -376,8 +383,10 @@ text_ledger(FILE *fp, const struct acct_report *r, const struct ledger *l,
 			    "at delta %g)\n", t->delta_extra, t->delta_rdp);
 		fprintf(fp, "  neighbours      %s\n", rel_name(t));
 		fprintf(fp, "  seeded          %s\n", t->seeded ? "yes" : "no");
-		fprintf(fp, "  raw-derived     %s\n", t->raw ? raw_name(t->raw) : "no");
-		fprintf(fp, "  data-dependent  %s\n", t->data_dependent ? "yes" : "no");
+		fprintf(fp, "  raw-derived     %s\n", t->raw ? raw_name(t->raw) :
+		    "no");
+		fprintf(fp, "  data-dependent  %s\n", t->data_dependent ? "yes" :
+		    "no");
 		if (t->assumed_raw)
 			fprintf(fp, "  assumed raw     yes (declared by the user: "
 			    "--assume-raw)\n");
@@ -520,8 +529,10 @@ json_ledger(FILE *fp, const struct acct_report *r, const struct ledger *l,
 		emit_jkey(fp, &f, "why");
 		emit_jstr(fp, d[i].why);
 		if (d[i].has_dd) {
-			emit_jnum(fp, &f, "epsilon_data_dependent", d[i].eps_dd);
-			emit_jnum(fp, &f, "order_data_dependent", d[i].order_dd);
+			emit_jnum(fp, &f, "epsilon_data_dependent",
+			    d[i].eps_dd);
+			emit_jnum(fp, &f, "order_data_dependent",
+			    d[i].order_dd);
 		}
 		emit_jkey(fp, &f, "public");
 		fputs(d[i].public ? "true" : "false", fp);
