@@ -77,6 +77,11 @@ LIBS := $(B)/libprivada-cli.a $(B)/libprivada.a
 $(BIN)/%: tools/%.c $(LIBS) $(LIB_HDR) $(CLI_HDR) | $(BIN)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIBS) $(LDLIBS)
 
+# tns has one file per group of commands, under tools/tns/.
+TNS_SRC := $(wildcard tools/tns/*.c)
+$(BIN)/tns: $(TNS_SRC) tools/tns/tns.h $(LIBS) $(LIB_HDR) $(CLI_HDR) | $(BIN)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $(TNS_SRC) $(LIBS) $(LDLIBS)
+
 $(B)/unit/%: tests/unit/%.c $(B)/libprivada.a $(LIB_HDR) | $(B)/unit
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Wno-conversion -o $@ $< $(B)/libprivada.a $(LDLIBS)
 

@@ -10,8 +10,10 @@
 #include <time.h>
 
 #include "account.h"
+#include "acctreport.h"
 #include "cli.h"
 #include "ledger.h"
+#include "opts.h"
 #include "pverr.h"
 #include "rdp.h"
 #include "tensor.h"
@@ -19,12 +21,10 @@
 #include "verdict.h"
 
 #define MAX_REPEAT 100000000ull		/* --repeat (benchmarks) */
-#define ID_SHOWN 8			/* hex digits of a release id in text */
 
-enum fmt { F_TEXT, F_TSV, F_JSON };
 /* getopt values of the long-only options. */
 enum {
-	L_ALLOW_SEEDED = 256, L_ANALYTIC, L_BUDGET, L_CONVERSION, L_COUNT,
+	L_ALLOW_SEEDED = OPTS_FIRST_TOOL, L_ANALYTIC, L_BUDGET, L_CONVERSION, L_COUNT,
 	L_COUNTS, L_DDEP, L_FORMAT, L_GAMMA, L_ORDERS, L_PLD, L_PUBLIC, L_Q,
 	L_QUERIES, L_REPEAT, L_SCALE, L_SENS, L_SIGMA, L_SOLVE, L_STEPS
 };
@@ -77,14 +77,14 @@ static const struct {
 };
 
 static const char *const formats[] = { "text", "tsv", "json", NULL };
-static const char *const conversions[] = { "improved", "classic", NULL };
 static const char *const solves[] = { "sigma", "steps", "q", NULL };
 
 
 struct opts {
-	int ledger, format, conv, quiet, verbose, allow_seeded;
-	int have_delta, have_budget;
-	double delta, budget;
+	struct opts_common c;		/* -d -q -v (-e belongs to events) */
+	int ledger, format, conv, allow_seeded;
+	int have_budget;
+	double budget;
 	const char *orders_arg, *orders_name;
 	uint64_t repeat;
 	struct account_event *ev;
@@ -294,363 +294,6 @@ read_counts(struct account_event *e)
 	cli_close_in(fp);
 }
 
-/* ---- output helpers ---- */
-
-/* A number: %.17g, inf as "inf" (tsv) or null (json). */
-static void
-num(int fmt, double v)
-{
-	if (isfinite(v))
-		printf("%.17g", v);
-	else if (fmt == F_JSON)
-		fputs("null", stdout);
-	else
-		fputs(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf", stdout);
-}
-
-/* A string as a JSON string literal. */
-static void
-jstr(const char *s)
-{
-	putchar('"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p < 0x20)
-			printf("\\u%04x", *p);
-		else
-			putchar(*p);
-	}
-	putchar('"');
-}
-
-/* A string in a tsv field or text: tabs, newlines and backslashes
- * escaped, so one record stays one line. */
-static void
-tstr(const char *s)
-{
-	for (const char *p = s; *p; p++) {
-		if (*p == '\t')
-			fputs("\\t", stdout);
-		else if (*p == '\n')
-			fputs("\\n", stdout);
-		else if (*p == '\r')
-			fputs("\\r", stdout);
-		else if (*p == '\\')
-			fputs("\\\\", stdout);
-		else
-			putchar(*p);
-	}
-}
-
-/* A JSON member separator and key. */
-static void
-jkey(int *first, const char *key)
-{
-	printf("%s\"%s\":", *first ? "" : ",", key);
-	*first = 0;
-}
-
-static void
-jnum(int *first, const char *key, double v)
-{
-	jkey(first, key);
-	num(F_JSON, v);
-}
-
-static const char *
-conv_name(int conv)
-{
-	return conversions[conv];
-}
-
-/* ---- event output ---- */
-
-/* The parameters of an event, for every format. */
-struct param {
-	const char *key;
-	double v;
-	int integer;			/* then the value is u */
-	uint64_t u;
-};
-
-static size_t
-event_params(const struct account_event *e, struct param *p)
-{
-	size_t n = 0;
-
-	switch (e->kind) {
-	case ACCOUNT_SGM:
-		p[n++] = (struct param){ "q", e->q, 0, 0 };
-		p[n++] = (struct param){ "sigma", e->sigma, 0, 0 };
-		p[n++] = (struct param){ "steps", 0, 1, e->steps };
-		break;
-	case ACCOUNT_GAUSSIAN:
-		p[n++] = (struct param){ "sigma", e->sigma, 0, 0 };
-		p[n++] = (struct param){ "sensitivity", e->sens, 0, 0 };
-		p[n++] = (struct param){ "count", 0, 1, e->count };
-		break;
-	case ACCOUNT_LAPLACE:
-		p[n++] = (struct param){ "scale", e->scale, 0, 0 };
-		p[n++] = (struct param){ "sensitivity", e->sens, 0, 0 };
-		p[n++] = (struct param){ "count", 0, 1, e->count };
-		break;
-	case ACCOUNT_LNMAX:
-		p[n++] = (struct param){ "gamma", e->gamma, 0, 0 };
-		p[n++] = (struct param){ "queries", 0, 1, e->queries };
-		break;
-	default:
-		p[n++] = (struct param){ "sigma", e->sigma, 0, 0 };
-		p[n++] = (struct param){ "queries", 0, 1, e->queries };
-	}
-	return n;
-}
-
-/* An integer parameter; solved steps may be UINT64_MAX: unbounded. */
-static void
-pint(const struct param *p, int fmt)
-{
-	if (p->u == UINT64_MAX && strcmp(p->key, "steps") == 0) {
-		if (fmt == F_TEXT)
-			fputs("unbounded", stdout);
-		else
-			num(fmt, INFINITY);
-	} else {
-		printf("%llu", (unsigned long long)p->u);
-	}
-}
-
-static void
-text_events(const struct opts *o, const struct account_result *res)
-{
-	struct param p[4];
-
-	for (size_t i = 0; i < o->nev; i++) {
-		const struct account_event *e = &o->ev[i];
-		size_t n = event_params(e, p);
-
-		if (o->nev > 1)
-			printf("event %zu: ", i + 1);
-		printf("%s", account_kind_name(e->kind));
-		for (size_t k = 0; k < n; k++) {
-			printf("%s %s ", k ? "," : "", p[k].key);
-			if (p[k].integer)
-				pint(&p[k], F_TEXT);
-			else
-				printf("%.6g", p[k].v);
-		}
-		if (e->data_dependent)
-			printf(", data-dependent (%s)", e->counts_label);
-		if (o->nev > 1)
-			printf(": epsilon %.6g alone (order %g)", e->eps,
-			    e->order);
-		putchar('\n');
-		if (e->solve != ACCOUNT_SOLVE_NONE) {
-			struct param ps = { "steps", 0, 1, e->steps };
-
-			printf("solved: %s ", solves[e->solve - ACCOUNT_SOLVE_SIGMA]);
-			if (e->solve == ACCOUNT_SOLVE_STEPS)
-				pint(&ps, F_TEXT);
-			else
-				printf("%.10g", e->solve == ACCOUNT_SOLVE_SIGMA ? e->sigma :
-				    e->q);
-			printf(" is the %s value with epsilon <= %g at delta "
-			    "%g (%s)\n", e->solve == ACCOUNT_SOLVE_SIGMA ? "smallest" :
-			    "largest", e->target, o->delta, e->analytic ?
-			    "analytic Gaussian calibration" : "RDP");
-		}
-	}
-	printf("epsilon %.6g at delta %g (RDP, order %g, %s conversion)\n",
-	    res->eps, o->delta, res->order, conv_name(o->conv));
-	if (!isnan(res->eps_analytic))
-		printf("epsilon %.6g at delta %g (analytic Gaussian mechanism, "
-		    "exact: Balle and Wang 2018)\n", res->eps_analytic, o->delta);
-	if (!isnan(res->eps_pure))
-		printf("epsilon %.6g at delta 0 (pure DP, basic composition)\n",
-		    res->eps_pure);
-	if (!isnan(res->eps_pld))
-		printf("epsilon %.6g at delta %g (privacy loss distribution, "
-		    "connect-the-dots upper bound)\n", res->eps_pld, o->delta);
-	if (res->data_dependent)
-		printf("%s\n", VERDICT_DD_NOTE);
-	if (o->verbose) {
-		const double *c = rdp_acct_curve(res->total);
-		printf("order\trdp\n");
-		for (size_t j = 0; j < res->norders; j++)
-			printf("%g\t%.6g\n", res->orders[j], c[j]);
-	}
-}
-
-static void
-tsv_events(const struct opts *o, const struct account_result *res)
-{
-	struct param p[4];
-
-	printf("delta\t");
-	num(F_TSV, o->delta);
-	printf("\nconversion\t%s\norders\t%s\nevents\t%zu\n",
-	    conv_name(o->conv), o->orders_name, o->nev);
-	for (size_t i = 0; i < o->nev; i++) {
-		const struct account_event *e = &o->ev[i];
-		size_t n = event_params(e, p);
-
-		printf("event.%zu.mechanism\t%s\n", i + 1, account_kind_name(e->kind));
-		for (size_t k = 0; k < n; k++) {
-			printf("event.%zu.%s\t", i + 1, p[k].key);
-			if (p[k].integer)
-				pint(&p[k], F_TSV);
-			else
-				num(F_TSV, p[k].v);
-			putchar('\n');
-		}
-		if (e->data_dependent) {
-			printf("event.%zu.counts\t", i + 1);
-			tstr(e->counts_label);
-			putchar('\n');
-		}
-		printf("event.%zu.epsilon\t", i + 1);
-		num(F_TSV, e->eps);
-		printf("\nevent.%zu.order\t", i + 1);
-		num(F_TSV, e->order);
-		putchar('\n');
-		if (e->solve != ACCOUNT_SOLVE_NONE) {
-			printf("solve\t%s\ntarget_epsilon\t",
-			    solves[e->solve - ACCOUNT_SOLVE_SIGMA]);
-			num(F_TSV, e->target);
-			printf("\n%s\t", solves[e->solve - ACCOUNT_SOLVE_SIGMA]);
-			if (e->solve == ACCOUNT_SOLVE_STEPS)
-				pint(&p[2], F_TSV);
-			else
-				num(F_TSV, e->solve == ACCOUNT_SOLVE_SIGMA ? e->sigma : e->q);
-			putchar('\n');
-		}
-	}
-	printf("epsilon\t");
-	num(F_TSV, res->eps);
-	printf("\norder\t");
-	num(F_TSV, res->order);
-	putchar('\n');
-	if (!isnan(res->eps_analytic)) {
-		printf("epsilon_analytic\t");
-		num(F_TSV, res->eps_analytic);
-		putchar('\n');
-	}
-	if (!isnan(res->eps_pure)) {
-		printf("epsilon_pure\t");
-		num(F_TSV, res->eps_pure);
-		putchar('\n');
-	}
-	if (!isnan(res->eps_pld)) {
-		printf("epsilon_pld\t");
-		num(F_TSV, res->eps_pld);
-		putchar('\n');
-	}
-	if (res->data_dependent)
-		printf("data_dependent\ttrue\nnote\t%s\n", VERDICT_DD_NOTE);
-	if (o->verbose) {
-		const double *c = rdp_acct_curve(res->total);
-		for (size_t j = 0; j < res->norders; j++) {
-			printf("rdp\t");
-			num(F_TSV, res->orders[j]);
-			putchar('\t');
-			num(F_TSV, c[j]);
-			putchar('\n');
-		}
-	}
-}
-
-static void
-json_events(const struct opts *o, const struct account_result *res)
-{
-	struct param p[4];
-	int first = 1;
-
-	putchar('{');
-	jnum(&first, "delta", o->delta);
-	jkey(&first, "conversion");
-	jstr(conv_name(o->conv));
-	jkey(&first, "orders");
-	jstr(o->orders_name);
-	jkey(&first, "events");
-	putchar('[');
-	for (size_t i = 0; i < o->nev; i++) {
-		const struct account_event *e = &o->ev[i];
-		size_t n = event_params(e, p);
-		int f2 = 1;
-
-		printf("%s{", i ? "," : "");
-		jkey(&f2, "mechanism");
-		jstr(account_kind_name(e->kind));
-		for (size_t k = 0; k < n; k++) {
-			jkey(&f2, p[k].key);
-			if (p[k].integer)
-				pint(&p[k], F_JSON);
-			else
-				num(F_JSON, p[k].v);
-		}
-		if (e->data_dependent) {
-			jkey(&f2, "counts");
-			jstr(e->counts_label);
-		}
-		jnum(&f2, "epsilon", e->eps);
-		jnum(&f2, "order", e->order);
-		putchar('}');
-	}
-	putchar(']');
-	for (size_t i = 0; i < o->nev; i++) {
-		const struct account_event *e = &o->ev[i];
-		if (e->solve == ACCOUNT_SOLVE_NONE)
-			continue;
-		jkey(&first, "solve");
-		jstr(solves[e->solve - ACCOUNT_SOLVE_SIGMA]);
-		jnum(&first, "target_epsilon", e->target);
-		jkey(&first, solves[e->solve - ACCOUNT_SOLVE_SIGMA]);
-		if (e->solve == ACCOUNT_SOLVE_STEPS) {
-			struct param ps = { "steps", 0, 1, e->steps };
-			pint(&ps, F_JSON);
-		} else {
-			num(F_JSON, e->solve == ACCOUNT_SOLVE_SIGMA ? e->sigma : e->q);
-		}
-	}
-	jnum(&first, "epsilon", res->eps);
-	jnum(&first, "order", res->order);
-	if (!isnan(res->eps_analytic))
-		jnum(&first, "epsilon_analytic", res->eps_analytic);
-	if (!isnan(res->eps_pld))
-		jnum(&first, "epsilon_pld", res->eps_pld);
-	if (!isnan(res->eps_pure))
-		jnum(&first, "epsilon_pure", res->eps_pure);
-	if (res->data_dependent) {
-		jkey(&first, "data_dependent");
-		fputs("true", stdout);
-		jkey(&first, "note");
-		jstr(VERDICT_DD_NOTE);
-	}
-	if (o->verbose) {
-		const double *c = rdp_acct_curve(res->total);
-		int f2 = 1;
-
-		jkey(&first, "curve");
-		putchar('{');
-		jkey(&f2, "orders");
-		putchar('[');
-		for (size_t j = 0; j < res->norders; j++) {
-			printf("%s", j ? "," : "");
-			num(F_JSON, res->orders[j]);
-		}
-		fputs("],", stdout);
-		f2 = 1;
-		jkey(&f2, "rdp");
-		putchar('[');
-		for (size_t j = 0; j < res->norders; j++) {
-			printf("%s", j ? "," : "");
-			num(F_JSON, c[j]);
-		}
-		fputs("]}", stdout);
-	}
-	fputs("}\n", stdout);
-}
-
 static double
 cpu_seconds(void)
 {
@@ -698,7 +341,7 @@ run_events(struct opts *o)
 	for (uint64_t r = 0; r < o->repeat; r++) {
 		/* Only a solve's own search says "no" (exit 1); sgm --solve
 		 * steps failing is an internal error, as any other step. */
-		if ((rc = account_compute(o->ev, o->nev, o->delta, o->conv,
+		if ((rc = account_compute(o->ev, o->nev, o->c.delta, o->conv,
 		    &res)) == PV_E_NOROOT && res.failed != NULL &&
 		    strstr(res.failed, "--solve") != NULL &&
 		    (o->ev[0].kind == ACCOUNT_GAUSSIAN ||
@@ -713,12 +356,9 @@ run_events(struct opts *o)
 		    (cpu_seconds() - t0) * 1e3 / (double)o->repeat);
 	if (res.data_dependent)
 		cli_warn("%s", VERDICT_DD_NOTE);
-	if (o->format == F_TEXT)
-		text_events(o, &res);
-	else if (o->format == F_TSV)
-		tsv_events(o, &res);
-	else
-		json_events(o, &res);
+	acct_report_events(stdout, &(struct acct_report){ .format = o->format,
+	    .verbose = o->c.verbose, .delta = o->c.delta, .conv = o->conv,
+	    .ev = o->ev, .nev = o->nev, .orders_name = o->orders_name }, &res);
 	for (size_t i = 0; i < o->nev; i++)
 		account_event_free(&o->ev[i]);
 	account_result_free(&res);
@@ -727,265 +367,6 @@ run_events(struct opts *o)
 }
 
 /* ---- the ledger ---- */
-
-static const char *
-rel_name(const struct ledger_total *t)
-{
-	if (t->mixed)
-		return "mixed";
-	if (t->releases == 0)
-		return "none";
-	return t->relation == LEDGER_REPLACE_ONE ? "replace_one" : "add_remove";
-}
-
-static const char *
-raw_name(int raw)
-{
-	return raw == LEDGER_AGGREGATE ? "aggregate" : raw == LEDGER_ROW_LOCAL ?
-	    "row-local" : "none";
-}
-
-static void
-print_params(const struct ledger_entry *e, int fmt)
-{
-	for (size_t k = 0; k < e->params.n; k++) {
-		if (fmt == F_JSON) {
-			printf("%s", k ? "," : "");
-			jstr(e->params.kv[k].key);
-			putchar(':');
-			jstr(e->params.kv[k].val);
-		} else {
-			printf("%s", k ? " " : "");
-			tstr(e->params.kv[k].key);
-			putchar('=');
-			tstr(e->params.kv[k].val);
-		}
-	}
-}
-
-static void
-text_ledger(const struct opts *o, const struct ledger *l,
-    const struct verdict_report *d, size_t nd)
-{
-	if (nd == 0)
-		printf("no datasets: the streams carry no privacy ledger\n");
-	for (size_t i = 0; i < nd; i++) {
-		const struct ledger_total *t = &d[i].t;
-
-		printf("%sdataset %s\n", i ? "\n" : "", d[i].name);
-		printf("  releases        %zu\n", t->releases);
-		if (!isfinite(t->epsilon))
-			printf("  epsilon         none\n");
-		else if (t->norders > 0 && t->eps_basic > 0)
-			printf("  epsilon         %.6g at delta %g (RDP %.6g at "
-			    "order %g, %s conversion, + %.6g by basic "
-			    "composition)\n", t->epsilon, o->delta, t->eps_rdp,
-			    t->order, conv_name(o->conv), t->eps_basic);
-		else if (t->norders > 0)
-			printf("  epsilon         %.6g at delta %g (RDP order %g, "
-			    "%s conversion)\n", t->epsilon, o->delta, t->order,
-			    conv_name(o->conv));
-		else
-			printf("  epsilon         %.6g at delta %g\n", t->epsilon,
-			    o->delta);
-		if (t->delta_extra > 0)
-			printf("  releases' delta %g (the RDP curve is converted "
-			    "at delta %g)\n", t->delta_extra, t->delta_rdp);
-		printf("  neighbours      %s\n", rel_name(t));
-		printf("  seeded          %s\n", t->seeded ? "yes" : "no");
-		printf("  raw-derived     %s\n", t->raw ? raw_name(t->raw) : "no");
-		printf("  data-dependent  %s\n", t->data_dependent ? "yes" : "no");
-		if (t->assumed_raw)
-			printf("  assumed raw     yes (declared by the user: "
-			    "--assume-raw)\n");
-		if (d[i].public)
-			printf("  public          yes (declared by the user)\n");
-		if (d[i].has_dd)
-			printf("  data-dependent epsilon %.6g at delta %g (order %g, "
-			    "sanitised with smooth sensitivity; not a "
-			    "guarantee)\n", d[i].eps_dd, o->delta, d[i].order_dd);
-		printf("  verdict         ");
-		tstr(d[i].why);
-		putchar('\n');
-		if (!o->verbose)
-			continue;
-		for (size_t k = 0; k < l->n; k++) {
-			const struct ledger_entry *e = &l->e[k];
-			double order, eps;
-
-			if (strcmp(e->dataset, d[i].name) != 0)
-				continue;
-			eps = verdict_entry_epsilon(&o->vp, e, &order);
-			printf("  release %.*s  ", ID_SHOWN, e->id);
-			tstr(e->tool[0] ? e->tool : "-");
-			printf("  ");
-			tstr(e->mechanism);
-			printf("  %s%s%s  epsilon %.6g alone  ",
-			    e->relation == LEDGER_REPLACE_ONE ? "replace_one" :
-			    "add_remove", e->seeded ? ", seeded" : "",
-			    e->data_dependent ? ", data-dependent" : "", eps);
-			print_params(e, F_TEXT);
-			putchar('\n');
-		}
-	}
-}
-
-static void
-tsv_ledger(const struct opts *o, const struct ledger *l,
-    const struct verdict_report *d, size_t nd)
-{
-	printf("dataset\treleases\tepsilon\torder\tdelta\tdelta_extra\t"
-	    "neighbours\tseeded\traw\tdata_dependent\tverdict\twhy\t"
-	    "epsilon_data_dependent\torder_data_dependent\tpublic\t"
-	    "assumed_raw\n");
-	for (size_t i = 0; i < nd; i++) {
-		const struct ledger_total *t = &d[i].t;
-
-		printf("%s\t%zu\t", d[i].name, t->releases);
-		num(F_TSV, t->epsilon);
-		putchar('\t');
-		num(F_TSV, t->order);
-		putchar('\t');
-		num(F_TSV, o->delta);
-		putchar('\t');
-		num(F_TSV, t->delta_extra);
-		printf("\t%s\t%d\t%s\t%d\t%s\t", rel_name(t), t->seeded,
-		    raw_name(t->raw), t->data_dependent,
-		    verdict_name(d[i].verdict));
-		tstr(d[i].why);
-		putchar('\t');
-		if (d[i].has_dd) {
-			num(F_TSV, d[i].eps_dd);
-			putchar('\t');
-			num(F_TSV, d[i].order_dd);
-		} else {
-			fputs("-\t-", stdout);
-		}
-		printf("\t%d\t%d\n", d[i].public, t->assumed_raw);
-	}
-	if (!o->verbose)
-		return;
-	printf("\ndataset\tid\ttool\tmechanism\tneighbours\tseeded\t"
-	    "data_dependent\tepsilon\torder\tdelta\tparams\n");
-	for (size_t i = 0; i < nd; i++)
-		for (size_t k = 0; k < l->n; k++) {
-			const struct ledger_entry *e = &l->e[k];
-			double order, eps;
-
-			if (strcmp(e->dataset, d[i].name) != 0)
-				continue;
-			eps = verdict_entry_epsilon(&o->vp, e, &order);
-			printf("%s\t%s\t", e->dataset, e->id);
-			tstr(e->tool);
-			putchar('\t');
-			tstr(e->mechanism);
-			printf("\t%s\t%d\t%d\t", e->relation == LEDGER_REPLACE_ONE ?
-			    "replace_one" : "add_remove", e->seeded,
-			    e->data_dependent);
-			num(F_TSV, eps);
-			putchar('\t');
-			num(F_TSV, order);
-			putchar('\t');
-			num(F_TSV, e->delta);
-			putchar('\t');
-			print_params(e, F_TSV);
-			putchar('\n');
-		}
-}
-
-static void
-json_ledger(const struct opts *o, const struct ledger *l,
-    const struct verdict_report *d, size_t nd)
-{
-	int first = 1;
-
-	putchar('{');
-	jnum(&first, "delta", o->delta);
-	jkey(&first, "conversion");
-	jstr(conv_name(o->conv));
-	if (o->have_budget)
-		jnum(&first, "budget", o->budget);
-	jkey(&first, "datasets");
-	putchar('[');
-	for (size_t i = 0; i < nd; i++) {
-		const struct ledger_total *t = &d[i].t;
-		int f = 1;
-
-		printf("%s{", i ? "," : "");
-		jkey(&f, "dataset");
-		jstr(d[i].name);
-		jkey(&f, "releases");
-		printf("%zu", t->releases);
-		jnum(&f, "epsilon", t->epsilon);
-		jnum(&f, "order", t->order);
-		jnum(&f, "eps_rdp", t->eps_rdp);
-		jnum(&f, "eps_basic", t->eps_basic);
-		jnum(&f, "delta_extra", t->delta_extra);
-		jkey(&f, "neighbours");
-		jstr(rel_name(t));
-		jkey(&f, "seeded");
-		fputs(t->seeded ? "true" : "false", stdout);
-		jkey(&f, "raw");
-		if (t->raw)
-			jstr(raw_name(t->raw));
-		else
-			fputs("null", stdout);
-		jkey(&f, "data_dependent");
-		fputs(t->data_dependent ? "true" : "false", stdout);
-		jkey(&f, "verdict");
-		jstr(verdict_name(d[i].verdict));
-		jkey(&f, "why");
-		jstr(d[i].why);
-		if (d[i].has_dd) {
-			jnum(&f, "epsilon_data_dependent", d[i].eps_dd);
-			jnum(&f, "order_data_dependent", d[i].order_dd);
-		}
-		jkey(&f, "public");
-		fputs(d[i].public ? "true" : "false", stdout);
-		jkey(&f, "assumed_raw");
-		fputs(t->assumed_raw ? "true" : "false", stdout);
-		if (o->verbose) {
-			int n = 0;
-
-			jkey(&f, "release_list");
-			putchar('[');
-			for (size_t k = 0; k < l->n; k++) {
-				const struct ledger_entry *e = &l->e[k];
-				double order, eps;
-				int g = 1;
-
-				if (strcmp(e->dataset, d[i].name) != 0)
-					continue;
-				eps = verdict_entry_epsilon(&o->vp, e, &order);
-				printf("%s{", n++ ? "," : "");
-				jkey(&g, "id");
-				jstr(e->id);
-				jkey(&g, "tool");
-				jstr(e->tool);
-				jkey(&g, "mechanism");
-				jstr(e->mechanism);
-				jkey(&g, "neighbours");
-				jstr(e->relation == LEDGER_REPLACE_ONE ?
-				    "replace_one" : "add_remove");
-				jkey(&g, "seeded");
-				fputs(e->seeded ? "true" : "false", stdout);
-				jkey(&g, "data_dependent");
-				fputs(e->data_dependent ? "true" : "false",
-				    stdout);
-				jnum(&g, "epsilon", eps);
-				jnum(&g, "order", order);
-				jnum(&g, "delta", e->delta);
-				jkey(&g, "params");
-				putchar('{');
-				print_params(e, F_JSON);
-				fputs("}}", stdout);
-			}
-			putchar(']');
-		}
-		putchar('}');
-	}
-	fputs("]}\n", stdout);
-}
 
 static int
 run_ledger(struct opts *o)
@@ -999,7 +380,7 @@ run_ledger(struct opts *o)
 	const char *msg;
 	int status = 0, rc;
 
-	o->vp = (struct verdict_params){ .delta = o->delta, .conv = o->conv,
+	o->vp = (struct verdict_params){ .delta = o->c.delta, .conv = o->conv,
 	    .have_budget = o->have_budget, .budget = o->budget,
 	    .allow_seeded = o->allow_seeded, .public = o->public,
 	    .npublic = o->npublic };
@@ -1024,12 +405,9 @@ run_ledger(struct opts *o)
 	}
 	if ((rc = verdict_run(&o->vp, &l, &d, &nd)) != 0)
 		cli_die(EX_OSERR, "%s", pv_strerror(rc));
-	if (o->format == F_TEXT)
-		text_ledger(o, &l, d, nd);
-	else if (o->format == F_TSV)
-		tsv_ledger(o, &l, d, nd);
-	else
-		json_ledger(o, &l, d, nd);
+	acct_report_ledger(stdout, &(struct acct_report){ .format = o->format,
+	    .verbose = o->c.verbose, .delta = o->c.delta, .conv = o->conv,
+	    .vp = &o->vp }, &l, d, nd);
 	cli_out_commit();
 	/* No ledger at all: nothing says the data is private. */
 	if (o->have_budget && nd == 0) {
@@ -1113,7 +491,7 @@ operand(struct opts *o, struct parse *ps, const char *arg)
 int
 main(int argc, char *argv[])
 {
-	struct opts o = { .repeat = 1 };
+	struct opts o = { .c = OPTS_COMMON_INIT, .repeat = 1 };
 	struct parse ps = { 0 };
 	int ch;
 
@@ -1137,27 +515,11 @@ main(int argc, char *argv[])
 			event_option(ps.cur, ch, bit, name, optarg);
 			continue;
 		}
+		if (opts_common(&o.c, ch, optarg, usage))
+			continue;
 		switch (ch) {
 		case 1:
 			operand(&o, &ps, optarg);
-			break;
-		case 'd':
-			o.delta = cli_double("--delta", optarg, 0, 1);
-			if (!(o.delta > 0 && o.delta < 1))
-				cli_usage_error("invalid --delta '%s': must be "
-				    "greater than 0 and less than 1", optarg);
-			o.have_delta = 1;
-			break;
-		case 'h':
-			usage(0);
-		case 'q':
-			o.quiet = 1;
-			cli_set_quiet(1);
-			break;
-		case 'V':
-			cli_version();
-		case 'v':
-			o.verbose = 1;
 			break;
 		case L_ALLOW_SEEDED:
 			o.allow_seeded = 1;
@@ -1167,8 +529,9 @@ main(int argc, char *argv[])
 			o.have_budget = 1;
 			break;
 		case L_CONVERSION:
-			o.conv = cli_choice("--conversion", optarg, conversions) ?
-			    RDP_CONV_CLASSIC : RDP_CONV_IMPROVED;
+			o.conv = cli_choice("--conversion", optarg,
+			    acct_conversions) ? RDP_CONV_CLASSIC :
+			    RDP_CONV_IMPROVED;
 			break;
 		case L_FORMAT:
 			o.format = cli_choice("--format", optarg, formats);
@@ -1194,7 +557,7 @@ main(int argc, char *argv[])
 		usage(EX_USAGE);
 	if (ps.need_event)
 		cli_usage_error("'+' must be followed by an event");
-	if (!o.have_delta)
+	if (!o.c.has_delta)
 		cli_usage_error("--delta is required (privacy parameters have "
 		    "no defaults)");
 	if (o.ledger) {
