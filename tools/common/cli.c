@@ -11,6 +11,7 @@
 
 #include "ck.h"
 #include "cli.h"
+#include "pverr.h"
 #include "ledger.h"
 
 static const char *prog = "privada";
@@ -457,18 +458,44 @@ cli_reader(FILE *fp, const char *label)
 	return r;
 }
 
+int
+cli_pv_exit(int code)
+{
+	switch (code) {
+	case PV_OK:
+		return 0;
+	case PV_E_NOMEM:
+	case PV_E_ENTROPY:
+		return EX_OSERR;
+	case PV_E_IO:
+		return EX_IOERR;
+	case PV_E_OPTION:
+		return EX_USAGE;
+	case PV_E_ZSTD:
+	case PV_E_TRUNCATED:
+	case PV_E_FORMAT:
+	case PV_E_VERSION:
+	case PV_E_LIMIT:
+	case PV_E_OVERFLOW:
+	case PV_E_CHECKSUM:
+	case PV_E_NOTPD:
+	case PV_E_PRIVATE:
+		return EX_DATAERR;
+	default:		/* RANGE, USAGE, NOISE, NUMERIC, NOROOT, SIZE */
+		return EX_SOFTWARE;
+	}
+}
+
+void
+cli_pv_die(int code, const char *msg)
+{
+	cli_die(cli_pv_exit(code), "%s", msg != NULL ? msg : pv_strerror(code));
+}
+
 void
 cli_ts_die(int code, const char *msg)
 {
-	int ex = EX_DATAERR;
-
-	if (code == TS_E_NOMEM)
-		ex = EX_OSERR;
-	else if (code == TS_E_IO)
-		ex = EX_IOERR;
-	else if (code == TS_E_USAGE)
-		ex = EX_SOFTWARE;
-	cli_die(ex, "%s", msg);
+	cli_pv_die(code, msg);
 }
 
 void

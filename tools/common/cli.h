@@ -113,8 +113,14 @@ struct ts_writer *cli_writer(FILE *fp, const char *level_opt);
 /* Reader on an opened input; exits 71 when out of memory. */
 struct ts_reader *cli_reader(FILE *fp, const char *label);
 
-/* Exit with the tool code for a TS_E* error: 71 out of memory, 74 I/O,
- * 70 API misuse, 65 otherwise.  msg is printed after "prog: ". */
+/* The exit status of a library error code (lib/common/pverr.h): the one
+ * place where PV_E_* codes become sysexits (71 for memory and randomness,
+ * 74 I/O, 64 options, 65 bad data, 70 anything that is a bug). */
+int cli_pv_exit(int code);
+/* Exit with cli_pv_exit(code) and msg (pv_strerror(code) when NULL),
+ * printed after "prog: ". */
+void cli_pv_die(int code, const char *msg) __attribute__((noreturn));
+/* The same for a TS_E* error of the stream reader or writer. */
 void cli_ts_die(int code, const char *msg) __attribute__((noreturn));
 /* Shorthands for a failed reader or writer call. */
 void cli_rdie(const struct ts_reader *r, int code) __attribute__((noreturn));
