@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "dpcli.h"
 #include "ledger.h"
+#include "opts.h"
 #include "pate.h"
 #include "tensor.h"
 #include "tstream.h"
@@ -17,23 +18,20 @@
 #define MAX_AUDIT 32768			/* --audit-repeat: 2 tensors each */
 #define ROW_BYTES (1u << 20)		/* bytes of votes read at once */
 #define WORK_ITEM "teacher-vote"
-#define UNSAFE_ENV "PRIVADA_TEST_UNSAFE"
 
 static const char *const mech_names[] = { "lnmax", "gnmax",
     "confident-gnmax", NULL };
 
 enum {
-	OPT_AUDIT = 256, OPT_CLASSES, OPT_DDEP, OPT_DATASET, OPT_GAMMA,
-	OPT_LEVEL, OPT_MAX_ANSWERS, OPT_MECHANISM, OPT_REVEAL, OPT_SIGMA,
-	OPT_SIGMA1, OPT_SS_BETA, OPT_SS_ORDER, OPT_SS_SIGMA, OPT_THRESHOLD,
-	OPT_UNSAFE
+	OPT_AUDIT = OPTS_FIRST_TOOL, OPT_CLASSES, OPT_DDEP, OPT_GAMMA,
+	OPT_MAX_ANSWERS, OPT_MECHANISM, OPT_REVEAL, OPT_SIGMA, OPT_SIGMA1,
+	OPT_SS_BETA, OPT_SS_ORDER, OPT_SS_SIGMA, OPT_THRESHOLD, OPT_UNSAFE
 };
 
 /* The mechanism's parameters in p; the rest is the command line. */
 struct opts {
 	struct pate_params p;
-	const char *output, *level, *seed, *dataset;
-	int force, quiet;
+	struct opts_common c;	/* -f -o -q -S, --level, --dataset */
 	int has_gamma, has_sigma, has_sigma1, has_threshold;
 	int has_ss_beta, has_ss_order, has_ss_sigma;
 	uint64_t classes;
@@ -168,20 +166,13 @@ check_ddep(struct opts *o)
 	if (o->p.half_noise)
 		cli_usage_error("--data-dependent does not go with "
 		    "--unsafe-test-half-noise");
-	if (o->p.reveal) {
-		const char *e = getenv(UNSAFE_ENV);
-		if (e == NULL || strcmp(e, "1") != 0)
-			cli_usage_error("--unsafe-test-reveal-ss is refused "
-			    "unless %s=1: it publishes data-dependent values "
-			    "(tests only)", UNSAFE_ENV);
-	}
+	if (o->p.reveal)
+		opts_unsafe_gate("--unsafe-test-reveal-ss");
 }
 
 static void
 check_options(struct opts *o)
 {
-	const char *e;
-
 	check_ddep(o);
 	if (o->classes == 0)
 		cli_usage_error("--classes is required: the number of classes "
@@ -214,13 +205,8 @@ check_options(struct opts *o)
 			cli_usage_error("--sigma 0 and --sigma1 0 go together "
 			    "(no noise at all, NOT private)");
 	}
-	if (o->p.half_noise) {
-		e = getenv(UNSAFE_ENV);
-		if (e == NULL || strcmp(e, "1") != 0)
-			cli_usage_error("--unsafe-test-half-noise is refused "
-			    "unless %s=1: it breaks the privacy guarantee (tests "
-			    "only)", UNSAFE_ENV);
-	}
+	if (o->p.half_noise)
+		opts_unsafe_gate("--unsafe-test-half-noise");
 }
 
 /* ---- input ---- */
@@ -607,11 +593,11 @@ main(int argc, char **argv)
 		{ "audit-repeat", required_argument, NULL, OPT_AUDIT },
 		{ "classes", required_argument, NULL, OPT_CLASSES },
 		{ "data-dependent", no_argument, NULL, OPT_DDEP },
-		{ "dataset", required_argument, NULL, OPT_DATASET },
+		{ "dataset", required_argument, NULL, OPTS_DATASET },
 		{ "force", no_argument, NULL, 'f' },
 		{ "gamma", required_argument, NULL, OPT_GAMMA },
 		{ "help", no_argument, NULL, 'h' },
-		{ "level", required_argument, NULL, OPT_LEVEL },
+		{ "level", required_argument, NULL, OPTS_LEVEL },
 		{ "max-answers", required_argument, NULL, OPT_MAX_ANSWERS },
 		{ "mechanism", required_argument, NULL, OPT_MECHANISM },
 		{ "output", required_argument, NULL, 'o' },
@@ -628,7 +614,7 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct opts o = { .p.mech = PATE_LNMAX };
+	struct opts o = { .p.mech = PATE_LNMAX, .c = OPTS_COMMON_INIT };
 	struct pate_votes v = { 0 };
 	struct pate *pt = NULL;
 	struct pate_dd dd = { 0 };
@@ -650,24 +636,9 @@ main(int argc, char **argv)
 	cli_init(argv[0], argc, argv);
 	while ((ch = getopt_long(argc, argv, "fho:qS:V", longopts, NULL)) !=
 	    -1) {
+		if (opts_common(&o.c, ch, optarg, usage))
+			continue;
 		switch (ch) {
-		case 'f':
-			o.force = 1;
-			break;
-		case 'h':
-			usage(0);
-		case 'o':
-			o.output = optarg;
-			break;
-		case 'q':
-			o.quiet = 1;
-			break;
-		case 'S':
-			(void)dpcli_seed_arg(optarg);
-			o.seed = optarg;
-			break;
-		case 'V':
-			cli_version();
 		case OPT_AUDIT:
 			o.p.audit = (uint64_t)cli_ll("--audit-repeat", optarg, 1,
 			    MAX_AUDIT);
@@ -679,18 +650,9 @@ main(int argc, char **argv)
 		case OPT_DDEP:
 			o.p.ddep = 1;
 			break;
-		case OPT_DATASET:
-			if (ledger_check_dataset(optarg) != NULL)
-				cli_usage_error("invalid --dataset '%s': %s",
-				    optarg, ledger_check_dataset(optarg));
-			o.dataset = optarg;
-			break;
 		case OPT_GAMMA:
 			o.p.gamma = gamma_arg(optarg);
 			o.has_gamma = 1;
-			break;
-		case OPT_LEVEL:
-			o.level = cli_level_arg(optarg);
 			break;
 		case OPT_MAX_ANSWERS:
 			o.p.max_answers = (uint64_t)cli_ll("--max-answers", optarg,
@@ -738,7 +700,6 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	cli_set_quiet(o.quiet);
 	check_options(&o);
 	off = pate_noise_off(&o.p);
 	if (o.p.audit && off)
@@ -760,8 +721,8 @@ main(int argc, char **argv)
 
 	/* Open the output and the generator before reading; the noise is
 	 * drawn only after every input has been read and checked. */
-	ofp = cli_out_open(o.output, o.force);
-	rng = dpcli_rng(o.seed, WORK_ITEM);
+	ofp = cli_out_open(o.c.output, o.c.force);
+	rng = dpcli_rng(o.c.seed, WORK_ITEM);
 	if (off)
 		cli_warn("%s: no noise: the output is NOT private",
 		    o.p.mech == PATE_LNMAX ? "--gamma inf" : "--sigma 0");
@@ -788,7 +749,7 @@ main(int argc, char **argv)
 			cli_die(EX_DATAERR, "%s: tensor 'votes' has no teachers",
 			    label);
 		snprintf(dsbuf, sizeof dsbuf, "%s",
-		    dpcli_dataset(&in, o.dataset, label));
+		    dpcli_dataset(&in, o.c.dataset, label));
 		dataset = dsbuf;
 		dpcli_carry(&meta, &in, NULL, NULL, label);
 	} else {
@@ -805,9 +766,9 @@ main(int argc, char **argv)
 			if (dataset == NULL) {
 				/* A copy: in is freed for the next teacher. */
 				snprintf(dsbuf, sizeof dsbuf, "%s",
-				    teacher_dataset(&in, o.dataset, label));
+				    teacher_dataset(&in, o.c.dataset, label));
 				dataset = dsbuf;
-			} else if (strcmp(teacher_dataset(&in, o.dataset,
+			} else if (strcmp(teacher_dataset(&in, o.c.dataset,
 			    label), dataset) != 0)
 				cli_die(EX_DATAERR, "%s: the teachers protect "
 				    "different datasets (%s and %s)", label,
@@ -830,7 +791,7 @@ main(int argc, char **argv)
 
 	y = cli_reallocarray(NULL, v.q ? v.q : 1, sizeof *y);
 	ans = cli_reallocarray(NULL, v.q ? v.q : 1, sizeof *ans);
-	w = cli_writer(ofp, o.level);
+	w = cli_writer(ofp, o.c.level);
 	if (!o.p.audit) {
 		/* The data-dependent release (with --data-dependent) draws
 		 * after the answers, from the same generator. */
@@ -844,8 +805,8 @@ main(int argc, char **argv)
 
 			snprintf(item, sizeof item, "%s/audit/%" PRIu64,
 			    WORK_ITEM, i);
-			if (o.seed && rng_new_seeded(&ri,
-			    dpcli_seed_arg(o.seed), item) != 0)
+			if (o.c.seed && rng_new_seeded(&ri,
+			    dpcli_seed_arg(o.c.seed), item) != 0)
 				cli_die(EX_OSERR, "out of memory");
 			if ((rc = pate_run(pt, ri, &v, y, ans, NULL)) != 0)
 				run_die(rc);
