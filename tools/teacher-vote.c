@@ -12,11 +12,11 @@
 #include "ledger.h"
 #include "opts.h"
 #include "pate.h"
+#include "pateio.h"
 #include "tensor.h"
 #include "tstream.h"
 
 #define MAX_AUDIT 32768			/* --audit-repeat: 2 tensors each */
-#define ROW_BYTES (1u << 20)		/* bytes of votes read at once */
 #define WORK_ITEM "teacher-vote"
 
 static const char *const mech_names[] = { "lnmax", "gnmax",
@@ -211,103 +211,8 @@ check_options(struct opts *o)
 
 /* ---- input ---- */
 
-/* Allocate the histograms once the number of queries is known. */
-static void
-votes_alloc(struct pate_votes *v, uint64_t q, const char *label)
-{
-	int rc = pate_votes_alloc(v, q);
-
-	if (rc == PV_E_LIMIT)
-		cli_die(EX_DATAERR, "%s: %" PRIu64 " queries of %zu classes: "
-		    "more than %" PRIu64 " vote counts", label, q, v->k,
-		    PATE_MAX_COUNTS);
-	if (rc != 0)
-		cli_die(EX_OSERR, "out of memory");
-}
-
-/* Add the votes of one teacher (or rows teachers) to the histograms. */
-static void
-add_votes(struct pate_votes *v, const int32_t *lab, size_t rows,
-    const char *label, const char *tname)
-{
-	uint64_t n0 = v->n;
-	size_t q = 0;
-	int rc = pate_votes_add(v, lab, rows, &q);
-
-	if (rc == PV_E_LIMIT)
-		cli_die(EX_DATAERR, "%s: more than %" PRIu32 " teachers",
-		    label, PATE_MAX_TEACHERS);
-	if (rc != 0)
-		cli_die(EX_DATAERR, "%s: tensor '%s': teacher %" PRIu64 ", "
-		    "query %zu: label %" PRId32 " outside [0, %zu) (--classes "
-		    "%zu)", label, tname, v->n, q,
-		    lab[(size_t)(v->n - n0) * v->q + q], v->k, v->k);
-}
-
-/* The tensor 'votes' (i32 [teachers, queries]), read by chunks of rows. */
-static void
-read_votes_tensor(struct ts_reader *r, const struct tensor *h,
-    struct pate_votes *v, const char *label)
-{
-	size_t cap;
-	int32_t *buf;
-	int64_t got;
-
-	if (h->dtype != TS_I32 || h->ndim != 2)
-		cli_die(EX_DATAERR, "%s: tensor 'votes': expected i32 of 2 "
-		    "dimensions [teachers, queries], not %s of %d",
-		    label, ts_dtype_name(h->dtype) ? ts_dtype_name(h->dtype) :
-		    "?", h->ndim);
-	votes_alloc(v, h->dims[1], label);
-	cap = v->q == 0 ? 1 : ROW_BYTES / 4 / v->q;
-	cap = cap ? cap : 1;
-	buf = cli_reallocarray(NULL, cap, v->q ? v->q * 4 : 4);
-	while ((got = ts_read_rows(r, buf, cap)) > 0)
-		add_votes(v, buf, (size_t)got, label, "votes");
-	if (got < 0)
-		cli_rdie(r, (int)got);
-	free(buf);
-}
-
-/* One teacher's 'y_pred' (i32 [queries] or [queries, 1]). */
-static void
-read_ypred_tensor(struct ts_reader *r, const struct tensor *h,
-    struct pate_votes *v, const char *label)
-{
-	int32_t *lab = NULL;
-	size_t n = 0, cap = 0;
-	int64_t got;
-
-	if (h->dtype != TS_I32 || !(h->ndim == 1 || (h->ndim == 2 &&
-	    h->dims[1] == 1)))
-		cli_die(EX_DATAERR, "%s: tensor 'y_pred': expected i32 labels "
-		    "[queries], not %s of %d dimensions", label,
-		    ts_dtype_name(h->dtype) ? ts_dtype_name(h->dtype) : "?",
-		    h->ndim);
-	for (;;) {
-		if (n == cap) {
-			cap = cap ? 2 * cap : 4096;
-			lab = cli_reallocarray(lab, cap, sizeof *lab);
-		}
-		got = ts_read_rows(r, lab + n, cap - n);
-		if (got < 0)
-			cli_rdie(r, (int)got);
-		if (got == 0)
-			break;
-		n += (size_t)got;
-	}
-	if (v->count == NULL)
-		votes_alloc(v, n, label);
-	else if (n != v->q)
-		cli_die(EX_DATAERR, "%s: tensor 'y_pred' has %zu queries, the "
-		    "first teacher %zu: teachers must answer the same queries",
-		    label, n, v->q);
-	add_votes(v, lab, 1, label, "y_pred");
-	free(lab);
-}
-
-/* Read one input: a 'votes' tensor or a teacher's 'y_pred' (other
- * tensors are skipped).  *meta receives a copy of its stream metadata.
+/* Read one input: a 'votes' tensor or a teacher's 'y_pred' (pateio).
+ * *meta receives a copy of its stream metadata.
  * @return 1 for votes, 0 for y_pred. */
 static int
 read_input(const char *path, struct pate_votes *v, struct ts_meta *meta,
@@ -315,38 +220,14 @@ read_input(const char *path, struct pate_votes *v, struct ts_meta *meta,
 {
 	FILE *fp = cli_open_in(path, label);
 	struct ts_reader *r = cli_reader(fp, *label);
-	struct tensor h;
-	int rc, kind = -1;
+	char msg[PATEIO_MSG];
+	int rc, kind;
 
-	while ((rc = ts_read_next(r, &h)) == 1) {
-		int is_votes = strcmp(h.name, "votes") == 0;
-
-		if (!is_votes && strcmp(h.name, "y_pred") != 0) {
-			tensor_free(&h);
-			continue;
-		}
-		if (kind >= 0)
-			cli_die(EX_DATAERR, "%s: a second tensor '%s': an input "
-			    "holds one 'votes' or one 'y_pred'", *label,
-			    h.name);
-		kind = is_votes;
-		if (want >= 0 && kind != want)
-			cli_die(EX_DATAERR, "%s: tensor '%s': %s", *label,
-			    h.name, want ? "a stream of 'votes' is the only "
-			    "input" : "expected the predictions 'y_pred' of a "
-			    "teacher, as the other inputs");
-		if (kind)
-			read_votes_tensor(r, &h, v, *label);
-		else
-			read_ypred_tensor(r, &h, v, *label);
-		tensor_free(&h);
+	if ((rc = pateio_read(r, v, want, *label, &kind, msg)) != 0) {
+		if (msg[0] == '\0')
+			cli_rdie(r, rc);
+		cli_die(rc == PV_E_NOMEM ? EX_OSERR : EX_DATAERR, "%s", msg);
 	}
-	if (rc < 0)
-		cli_rdie(r, rc);
-	if (kind < 0)
-		cli_die(EX_DATAERR, "%s: no tensor 'votes' (i32 [teachers, "
-		    "queries]) or 'y_pred' (a teacher's labels, from predict)",
-		    *label);
 	if (ts_meta_merge(meta, ts_reader_meta(r), "", NULL) != 0)
 		cli_die(EX_OSERR, "out of memory");
 	*digest = ts_reader_digest(r);
