@@ -2,17 +2,13 @@
  * featurize: turn raw data (CSV, IDX images, text) into a tensor stream of
  * features and labels.
  */
-#include <errno.h>
 #include <float.h>
 #include <getopt.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "ck.h"
 #include "cli.h"
 #include "csvin.h"
 #include "csvlay.h"
@@ -129,23 +125,6 @@ usage(int status)
 	exit(status);
 }
 
-/* ---- small helpers ---- */
-
-/* ---- inputs ---- */
-
-/* Files must be distinct: a --scale-from file that is the input itself
- * would learn bounds from private data. */
-static int
-same_file(const struct infile *a, const struct infile *b)
-{
-	struct stat sa, sb;
-
-	if (fstat(fileno(infile_source(a)), &sa) != 0 ||
-	    fstat(fileno(infile_source(b)), &sb) != 0)
-		return 0;
-	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 /* ---- option values ---- */
 
 static void
@@ -167,6 +146,20 @@ parse_scale(struct opts *o, const char *arg)
 }
 
 /* ---- rows ---- */
+
+/* An error of a feat reader on s: a usage error, a read error of s, or
+ * bad data. */
+__attribute__((noreturn)) static void
+feat_die(struct infile *s, int rc, const char *msg)
+{
+	if (rc == PV_E_OPTION)
+		cli_usage_error("%s", msg);
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc == PV_E_IO && (infile_error(s) || msg[0] == '\0'))
+		cli_infile_die(s);
+	cli_die(EX_DATAERR, "%s", msg);
+}
 
 /* Scale, normalize, clip, convert and write one row. */
 static void
@@ -219,23 +212,6 @@ put_label(struct out *ou, const char *s, size_t len, int32_t v,
 	cli_die(EX_DATAERR, "%s: label '%s' is not a class 0 .. %zu "
 	    "(--classes %zu; or give --drop-unknown)", where,
 	    csvlay_shown(copy, vb, sizeof vb), l->classes - 1, l->classes);
-}
-
-/* Read the public label map of s into ou's label column. */
-static void
-load_label_map(struct out *ou, struct infile *s)
-{
-	char msg[FEAT_MSG];
-	int rc;
-
-	ou->map_label = infile_label(s);
-	rc = feat_read_label_map(&ou->lab, infile_fp(s), infile_label(s), msg);
-	if (rc == PV_E_IO || (rc != 0 && infile_error(s)))
-		cli_infile_die(s);
-	if (rc == PV_E_NOMEM)
-		cli_die(EX_OSERR, "out of memory");
-	if (rc != 0)
-		cli_die(EX_DATAERR, "%s", msg);
 }
 
 /* Begin X with d features; meta are X's tensor metadata (moved). */
@@ -354,150 +330,52 @@ csv_params(const struct opts *o, struct csvlay_params *p)
 	p->missing = o->missing;
 }
 
-/* Read the first record of a CSV input and lay out its columns.
- * @return 1 when that record is data (its fields are still valid). */
-static int
-csv_setup(struct csvlay *L, const struct opts *o, struct csvin *c,
-    struct infile *s, char ***f, size_t *nf)
-{
-	struct csvlay_params p;
-	char msg[CSVLAY_MSG];
-	int rc = csvin_next(c, f, nf), is_data = 0;
-
-	if (rc < 0) {
-		if (infile_error(s))
-			cli_infile_die(s);
-		cli_die(EX_DATAERR, "%s", csvin_errmsg(c));
-	}
-	if (rc == 0)
-		cli_die(EX_DATAERR, "%s: empty input: no header or records",
-		    infile_label(s));
-	csv_params(o, &p);
-	rc = csvlay_setup(L, &p, *f, *nf, &is_data, msg);
-	if (rc == PV_E_OPTION)
-		cli_usage_error("%s", msg);
-	if (rc == PV_E_LIMIT)
-		cli_die(EX_DATAERR, "%s: %s", infile_label(s), msg);
-	if (rc != 0)
-		cli_die(EX_OSERR, "out of memory");
-	return is_data;
-}
-
-/* Parse one record into row.  @return 0, or 1 when --missing drop-row
- * drops it.  Errors exit. */
-static int
-csv_parse_row(struct csvlay *L, const struct opts *o, const char *label,
-    uint64_t line, char **f, size_t nf, double *row)
-{
-	struct csvlay_params p;
-	char msg[CSVLAY_MSG];
-	int rc;
-
-	csv_params(o, &p);
-	if ((rc = csvlay_parse_row(L, &p, f, nf, row, msg)) < 0)
-		cli_die(EX_DATAERR, "%s:%llu: %s", label,
-		    (unsigned long long)line, msg);
-	return rc;
-}
-
-static void
-csv_next_or_die(struct csvin *c, struct infile *s, int *rc, char ***f,
-    size_t *nf)
-{
-	if ((*rc = csvin_next(c, f, nf)) < 0) {
-		if (infile_error(s))
-			cli_infile_die(s);
-		cli_die(EX_DATAERR, "%s", csvin_errmsg(c));
-	}
-}
-
-/* Learn per-feature bounds from the public file of --scale-from. */
-static void
-learn_bounds(struct out *ou, const struct opts *o, struct infile *s,
-    size_t d)
-{
-	struct csvin *c = csvin_open(infile_fp(s), infile_label(s), ',');
-	struct csvlay L;
-	char **f;
-	size_t nf;
-	uint64_t n = 0;
-	double *row;
-	int rc;
-
-	if (c == NULL)
-		cli_die(EX_OSERR, "out of memory");
-	rc = csv_setup(&L, o, c, s, &f, &nf);
-	if (L.d != d)
-		cli_die(EX_DATAERR, "%s: %zu features, but the input has %zu",
-		    infile_label(s), L.d, d);
-	row = cli_calloc(d, sizeof *row);
-	if (scale_learn_begin(&ou->sc, d) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	if (rc == 0)
-		csv_next_or_die(c, s, &rc, &f, &nf);
-	for (; rc == 1; csv_next_or_die(c, s, &rc, &f, &nf)) {
-		if (csv_parse_row(&L, o, infile_label(s), csvin_line(c), f, nf, row))
-			continue;
-		scale_learn_row(&ou->sc, row, d);
-		n++;
-	}
-	if (n == 0)
-		cli_die(EX_DATAERR, "%s: no rows to learn bounds from",
-		    infile_label(s));
-	ou->sc.on = 1;
-	free(row);
-	csvlay_free(&L);
-	csvin_close(c);
-}
-
 static void
 run_csv(struct out *ou, const struct opts *o, struct infile *in,
     struct infile *pub, struct infile **inputs, int ninputs)
 {
-	struct csvin *c = csvin_open(infile_fp(in), infile_label(in), ',');
 	struct ts_meta xm = { 0 };
-	struct csvlay L;
-	char **f, where[600];
-	size_t nf;
+	struct csvlay_params p;
+	struct feat_csv fc;
+	char where[600], msg[FEAT_MSG];
 	int rc;
 
-	if (c == NULL)
-		cli_die(EX_OSERR, "out of memory");
-	rc = csv_setup(&L, o, c, in, &f, &nf);
+	csv_params(o, &p);
+	if ((rc = feat_csv_open(&fc, infile_fp(in), infile_label(in), &p,
+	    msg)) != 0)
+		feat_die(in, rc, msg);
 	if (pub) {
 		cli_warn("--scale-from: learning feature bounds from '%s', "
 		    "which you declare public; never pass private data here",
 		    infile_label(pub));
-		learn_bounds(ou, o, pub, L.d);
+		if ((rc = feat_learn_bounds(&ou->sc, infile_fp(pub),
+		    infile_label(pub), &p, fc.L.d, msg)) != 0)
+			feat_die(pub, rc, msg);
 		cli_meta_set(&xm, "scale", "per-feature bounds of a public "
 		    "file");
 		cli_meta_set(&xm, "scale.public", infile_label(pub));
 	}
-	if (L.names)
-		set_names_meta(&xm, L.names, L.feat, L.d);
-	ou->has_y = L.label >= 0;
-	begin_x(ou, L.d, &xm);
-	if (rc == 0)
-		csv_next_or_die(c, in, &rc, &f, &nf);
-	for (; rc == 1; csv_next_or_die(c, in, &rc, &f, &nf)) {
-		uint64_t line = csvin_line(c);
-		if (csv_parse_row(&L, o, infile_label(in), line, f, nf, ou->row))
-			continue;
+	if (fc.L.names)
+		set_names_meta(&xm, fc.L.names, fc.L.feat, fc.L.d);
+	ou->has_y = fc.L.label >= 0;
+	begin_x(ou, fc.L.d, &xm);
+	while ((rc = feat_csv_next(&fc, ou->row, msg)) == 1) {
+		const char *lab = ou->has_y ? fc.f[fc.L.label] : NULL;
 		snprintf(where, sizeof where, "%s:%llu", infile_label(in),
-		    (unsigned long long)line);
-		if (ou->has_y && !put_label(ou, f[L.label], strlen(f[L.label]),
-		    0, where))
+		    (unsigned long long)csvin_line(fc.c));
+		if (lab && !put_label(ou, lab, strlen(lab), 0, where))
 			continue;
 		put_row(ou, where);
 	}
-	if (L.replaced)
+	if (rc < 0)
+		feat_die(in, rc, msg);
+	if (fc.L.replaced)
 		cli_warn("%llu bad or missing values replaced by 0",
-		    (unsigned long long)L.replaced);
-	if (L.dropped)
+		    (unsigned long long)fc.L.replaced);
+	if (fc.L.dropped)
 		cli_warn("%llu rows with bad or missing values dropped",
-		    (unsigned long long)L.dropped);
-	csvin_close(c);
-	csvlay_free(&L);
+		    (unsigned long long)fc.L.dropped);
+	feat_csv_close(&fc);
 	finish(ou, inputs, ninputs, infile_label(in));
 }
 
@@ -511,6 +389,17 @@ read_exact(struct infile *s, void *buf, size_t n, const char *what)
 			cli_infile_die(s);
 		cli_die(EX_DATAERR, "%s: truncated: %s", infile_label(s), what);
 	}
+}
+
+/* s ends after its n records (what they are). */
+static void
+read_end(struct infile *s, uint64_t n, const char *what)
+{
+	if (fgetc(infile_fp(s)) != EOF)
+		cli_die(EX_DATAERR, "%s: trailing bytes after %llu %s",
+		    infile_label(s), (unsigned long long)n, what);
+	if (infile_error(s) || ferror(infile_fp(s)))
+		cli_infile_die(s);
 }
 
 static void
@@ -603,16 +492,9 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 		    (unsigned long long)i);
 		put_row(ou, where);
 	}
-	if (fgetc(infile_fp(in)) != EOF)
-		cli_die(EX_DATAERR, "%s: trailing bytes after %llu images",
-		    infile_label(in), (unsigned long long)x.n);
-	if (infile_error(in) || ferror(infile_fp(in)))
-		cli_infile_die(in);
-	if (lab && fgetc(infile_fp(lab)) != EOF)
-		cli_die(EX_DATAERR, "%s: trailing bytes after %llu labels",
-		    infile_label(lab), (unsigned long long)x.n);
-	if (lab && (infile_error(lab) || ferror(infile_fp(lab))))
-		cli_infile_die(lab);
+	read_end(in, x.n, "images");
+	if (lab)
+		read_end(lab, x.n, "labels");
 	free(pix);
 	idx_resize_free(rs);
 	finish(ou, inputs, ninputs, infile_label(in));
@@ -621,37 +503,25 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 /* ---- text ---- */
 
 static void
-load_vocab(struct strtab *v, struct infile *s)
-{
-	char msg[FEAT_MSG];
-	int rc = feat_read_vocab(v, infile_fp(s), infile_label(s),
-	    MAX_FEATURES, msg);
-
-	if (rc == PV_E_IO || (rc != 0 && infile_error(s)))
-		cli_infile_die(s);
-	if (rc == PV_E_NOMEM)
-		cli_die(EX_OSERR, "out of memory");
-	if (rc != 0)
-		cli_die(EX_DATAERR, "%s", msg);
-}
-
-static void
 run_text(struct out *ou, const struct opts *o, struct infile *in,
     struct infile *vsrc, struct infile **inputs, int ninputs)
 {
 	struct strtab vocab = { 0 };
 	struct text_counter tc = { 0 };
 	struct ts_meta xm = { 0 };
-	char *line = NULL, where[600];
+	char *line = NULL, where[600], msg[FEAT_MSG];
 	size_t cap = 0;
 	ssize_t len;
 	uint64_t ln = 0, lfield = 0;
 	size_t d;
+	int rc;
 
 	if (o->p.label)
 		lfield = index_arg("--label", o->p.label);
 	if (vsrc) {
-		load_vocab(&vocab, vsrc);
+		if ((rc = feat_read_vocab(&vocab, infile_fp(vsrc),
+		    infile_label(vsrc), MAX_FEATURES, msg)) != 0)
+			feat_die(vsrc, rc, msg);
 		d = vocab.n;
 		set_names_meta(&xm, vocab.keys, NULL, d);
 		cli_meta_set(&xm, "features.kind", "vocabulary counts");
@@ -895,7 +765,8 @@ main(int argc, char **argv)
 				    "stdin");
 			side = cli_infile_open(sp, INFILE_GZIP);
 			inputs[ninputs++] = side;
-			if (o.p.scale_from && same_file(in, side))
+			if (o.p.scale_from && feat_same_file(infile_source(in),
+			    infile_source(side)))
 				cli_usage_error("--scale-from '%s' is the input "
 				    "itself: bounds learnt from private data are "
 				    "not private (use --scale LO:HI or a public "
@@ -906,11 +777,14 @@ main(int argc, char **argv)
 	if (o.p.label_map) {
 		lmap = cli_infile_open(o.p.label_map, INFILE_GZIP);
 		inputs[ninputs++] = lmap;
-		if (same_file(in, lmap))
+		if (feat_same_file(infile_source(in), infile_source(lmap)))
 			cli_usage_error("--label-map '%s' is the input itself: a "
 			    "label set learnt from private data is not public",
 			    o.p.label_map);
-		load_label_map(&ou, lmap);
+		ou.map_label = infile_label(lmap);
+		if ((rc = feat_read_label_map(&ou.lab, infile_fp(lmap),
+		    infile_label(lmap), msg)) != 0)
+			feat_die(lmap, rc, msg);
 	}
 	ofp = cli_out_open(o.c.output, o.c.force);
 	ou.o = &o;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "csvlay.h"
@@ -129,6 +130,16 @@ feat_dataset_from_path(const char *path, char *out, size_t cap)
 }
 
 int
+feat_same_file(FILE *a, FILE *b)
+{
+	struct stat sa, sb;
+
+	if (fstat(fileno(a), &sa) != 0 || fstat(fileno(b), &sb) != 0)
+		return 0;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int
 feat_parse_resize(const char *arg, uint64_t max, uint64_t *h, uint64_t *w)
 {
 	char *end;
@@ -204,6 +215,7 @@ feat_read_label_map(struct labcol *l, FILE *fp, const char *label,
 	uint64_t ln = 0;
 	int rc = 0;
 
+	msg[0] = '\0';
 	while (rc == 0 && (len = next_line(fp, &line, &cap, 1)) >= 0) {
 		ln++;
 		if (len == 0)
@@ -227,10 +239,10 @@ feat_read_label_map(struct labcol *l, FILE *fp, const char *label,
 			    "metadata limit of 1 MiB", NULL, NULL);
 	}
 	free(line);
+	if (rc == 0 && ferror(fp))
+		rc = PV_E_IO;
 	if (rc != 0)
 		return rc;
-	if (ferror(fp))
-		return PV_E_IO;
 	if (l->map.n == 0)
 		return fail(PV_E_FORMAT, msg, label, 0, "empty label map",
 		    NULL, NULL);
@@ -250,6 +262,7 @@ feat_read_vocab(struct strtab *v, FILE *fp, const char *label, size_t max,
 	uint64_t ln = 0;
 	int added, rc = 0;
 
+	msg[0] = '\0';
 	while (rc == 0 && (len = next_line(fp, &line, &cap, 2)) >= 0) {
 		ln++;
 		if (len == 0 || memchr(line, '\0', (size_t)len) ||
@@ -269,12 +282,126 @@ feat_read_vocab(struct strtab *v, FILE *fp, const char *label, size_t max,
 		}
 	}
 	free(line);
+	if (rc == 0 && ferror(fp))
+		rc = PV_E_IO;
 	if (rc != 0)
 		return rc;
-	if (ferror(fp))
-		return PV_E_IO;
 	if (v->n == 0)
 		return fail(PV_E_FORMAT, msg, label, 0, "empty vocabulary",
 		    NULL, NULL);
 	return 0;
+}
+
+/* The next record of fc: 1, 0 at the end, or PV_E_IO with msg. */
+static int
+next_record(struct feat_csv *fc, char msg[FEAT_MSG])
+{
+	int rc = csvin_next(fc->c, &fc->f, &fc->nf);
+
+	if (rc < 0) {
+		snprintf(msg, FEAT_MSG, "%s", csvin_errmsg(fc->c));
+		return PV_E_IO;
+	}
+	return rc;
+}
+
+int
+feat_csv_open(struct feat_csv *fc, FILE *fp, const char *label,
+    const struct csvlay_params *p, char msg[FEAT_MSG])
+{
+	char m[CSVLAY_MSG];
+	int rc;
+
+	memset(fc, 0, sizeof *fc);
+	fc->p = *p;
+	fc->label = label;
+	if ((fc->c = csvin_open(fp, label, ',')) == NULL)
+		return PV_E_NOMEM;
+	if ((rc = next_record(fc, msg)) == 0) {
+		snprintf(msg, FEAT_MSG, "%s: empty input: no header or "
+		    "records", label);
+		rc = PV_E_FORMAT;
+	} else if (rc == 1) {
+		rc = csvlay_setup(&fc->L, p, fc->f, fc->nf, &fc->pending, m);
+		if (rc == PV_E_OPTION)
+			snprintf(msg, FEAT_MSG, "%s", m);
+		else if (rc == PV_E_LIMIT)
+			snprintf(msg, FEAT_MSG, "%s: %s", label, m);
+		else if (rc != 0)
+			rc = PV_E_NOMEM;
+		if (rc != 0)
+			csvlay_free(&fc->L);
+	}
+	if (rc != 0) {
+		csvin_close(fc->c);
+		fc->c = NULL;
+	}
+	return rc;
+}
+
+int
+feat_csv_next(struct feat_csv *fc, double *row, char msg[FEAT_MSG])
+{
+	char m[CSVLAY_MSG];
+	int rc;
+
+	for (;;) {
+		if (fc->pending)
+			fc->pending = 0;
+		else if ((rc = next_record(fc, msg)) != 1)
+			return rc;
+		rc = csvlay_parse_row(&fc->L, &fc->p, fc->f, fc->nf, row, m);
+		if (rc < 0) {
+			snprintf(msg, FEAT_MSG, "%s:%llu: %s", fc->label,
+			    (unsigned long long)csvin_line(fc->c), m);
+			return rc;
+		}
+		if (rc == 0)
+			return 1;
+	}
+}
+
+void
+feat_csv_close(struct feat_csv *fc)
+{
+	if (fc->c == NULL)
+		return;
+	csvlay_free(&fc->L);
+	csvin_close(fc->c);
+	fc->c = NULL;
+}
+
+int
+feat_learn_bounds(struct scale *sc, FILE *fp, const char *label,
+    const struct csvlay_params *p, size_t d, char msg[FEAT_MSG])
+{
+	struct feat_csv fc;
+	uint64_t n = 0;
+	double *row = NULL;
+	int rc;
+
+	if ((rc = feat_csv_open(&fc, fp, label, p, msg)) != 0)
+		return rc;
+	if (fc.L.d != d) {
+		snprintf(msg, FEAT_MSG, "%s: %zu features, but the input has "
+		    "%zu", label, fc.L.d, d);
+		rc = PV_E_FORMAT;
+	} else if ((row = calloc(d ? d : 1, sizeof *row)) == NULL ||
+	    scale_learn_begin(sc, d) != 0)
+		rc = PV_E_NOMEM;
+	while (rc == 0 && (rc = feat_csv_next(&fc, row, msg)) == 1) {
+		scale_learn_row(sc, row, d);
+		n++;
+		rc = 0;
+	}
+	if (rc == 0 && n == 0) {
+		snprintf(msg, FEAT_MSG, "%s: no rows to learn bounds from",
+		    label);
+		rc = PV_E_FORMAT;
+	}
+	if (rc == 0)
+		sc->on = 1;
+	free(row);
+	feat_csv_close(&fc);
+	return rc;
 }
