@@ -715,8 +715,9 @@ main(int argc, char **argv)
 			break;
 		case OPT_RESIZE:
 			if (feat_parse_resize(optarg, MAX_SIDE, &o.rh, &o.rw))
-				cli_usage_error("invalid --resize '%s': expected "
-				    "HxW with sides in [1, %d]", optarg, MAX_SIDE);
+				cli_usage_error("invalid --resize '%s': "
+				    "expected HxW with sides in [1, %d]", optarg,
+				    MAX_SIDE);
 			o.p.resize = 1;
 			break;
 		case OPT_SCALE:

@@ -385,8 +385,8 @@ main(int argc, char **argv)
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct opts o = { .c = { .epsilon_max = DPPG_EPS_MAX }, .p.bw = DPPG_BW_SILVERMAN, .p.delta = 1e-5,
-	    .p.range = 1, .p.points = 201, .p.iters = 10 };
+	struct opts o = { .c = { .epsilon_max = DPPG_EPS_MAX },
+	    .p.bw = DPPG_BW_SILVERMAN, .p.delta = 1e-5, .p.range = 1, .p.points = 201, .p.iters = 10 };
 	struct nn_model *models, outm = { 0 };
 	struct ts_meta meta = { 0 }, prov = { 0 }, in = { 0 }, tmeta = { 0 };
 	struct dppg_part *parts;

@@ -222,18 +222,18 @@ feat_read_label_map(struct labcol *l, FILE *fp, const char *label,
 			rc = fail(PV_E_FORMAT, msg, label, ln, "empty line: a "
 			    "label map has one label a line", NULL, NULL);
 		else if (memchr(line, '\0', (size_t)len) != NULL)
-			rc = fail(PV_E_FORMAT, msg, label, ln, "NUL byte in the "
-			    "line", NULL, NULL);
+			rc = fail(PV_E_FORMAT, msg, label, ln, "NUL byte in "
+			    "the line", NULL, NULL);
 		else if (!ts_utf8_valid(line, (size_t)len))
-			rc = fail(PV_E_FORMAT, msg, label, ln, "the label is not "
-			    "valid UTF-8", NULL, NULL);
+			rc = fail(PV_E_FORMAT, msg, label, ln, "the label is "
+			    "not valid UTF-8", NULL, NULL);
 		else if ((rc = labcol_map_add(l, line, (size_t)len)) ==
 		    PV_E_FORMAT)
 			rc = fail(rc, msg, label, ln, "label ", line,
 			    " is listed twice");
 		else if (rc == PV_E_RANGE) {
-			snprintf(msg, FEAT_MSG, "%s: more than %zu labels", label,
-			    (size_t)LABEL_MAX_CLASSES);
+			snprintf(msg, FEAT_MSG, "%s: more than %zu labels",
+			    label, (size_t)LABEL_MAX_CLASSES);
 		} else if (rc == PV_E_LIMIT)
 			rc = fail(rc, msg, label, ln, "the labels exceed the "
 			    "metadata limit of 1 MiB", NULL, NULL);

@@ -112,7 +112,8 @@ read_ypred(struct ts_reader *r, const struct tensor *h,
 	for (;;) {
 		if (n == cap) {
 			cap = cap ? 2 * cap : 4096;
-			if ((nl = reallocarray(lab, cap, sizeof *lab)) == NULL) {
+			nl = reallocarray(lab, cap, sizeof *lab);
+			if (nl == NULL) {
 				free(lab);
 				return nomem(msg);
 			}
@@ -179,8 +180,8 @@ pateio_read(struct ts_reader *r, struct pate_votes *v, int want,
 		return rc;
 	if (*kind < 0) {
 		snprintf(msg, PATEIO_MSG, "%s: no tensor 'votes' (i32 "
-		    "[teachers, queries]) or 'y_pred' (a teacher's labels, from "
-		    "predict)", label);
+		    "[teachers, queries]) or 'y_pred' (a teacher's labels, "
+		    "from predict)", label);
 		return PV_E_FORMAT;
 	}
 	return 0;

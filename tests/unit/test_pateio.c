@@ -57,7 +57,8 @@ rd(const char *name, int ndim, uint64_t d0, uint64_t d1, const int32_t *x,
 int
 main(void)
 {
-	const int32_t votes[6] = { 0, 1, 2, 1, 1, 0 };	/* 2 teachers, 3 q */
+	/* 2 teachers, 3 queries */
+	const int32_t votes[6] = { 0, 1, 2, 1, 1, 0 };
 	const int32_t bad[3] = { 0, 3, 1 };
 	const int32_t y4[4] = { 0, 0, 0, 0 };
 	struct pate_votes v = { .k = 3 };
