@@ -2,26 +2,24 @@
  * featurize: turn raw data (CSV, IDX images, text) into a tensor stream of
  * features and labels.
  */
-#include <errno.h>
 #include <float.h>
 #include <getopt.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "ck.h"
 #include "cli.h"
 #include "csvin.h"
 #include "csvlay.h"
+#include "feat.h"
 #include "idx.h"
 #include "labcol.h"
 #include "labels.h"
 #include "scale.h"
 #include "strtab.h"
 #include "ledger.h"
+#include "opts.h"
 #include "tensor.h"
 #include "text.h"
 #include "tstream.h"
@@ -32,25 +30,20 @@
 #define DEFAULT_HASH_DIM 1024
 #define PROGRESS_EVERY 4096
 
-enum { FMT_NONE, FMT_CSV, FMT_IDX, FMT_TEXT };
-
 enum {
-	OPT_CLASSES = 256, OPT_CLIP_ROWS, OPT_COLUMNS, OPT_DATASET,
+	OPT_CLASSES = OPTS_FIRST_TOOL, OPT_CLIP_ROWS, OPT_COLUMNS,
 	OPT_DROP_UNKNOWN, OPT_DTYPE, OPT_FORMAT, OPT_HASH_DIM, OPT_HEADER,
-	OPT_LABEL, OPT_LABEL_MAP, OPT_LABELS, OPT_LEVEL, OPT_MISSING,
-	OPT_NO_LABEL, OPT_NORMALIZE, OPT_RESIZE, OPT_SCALE, OPT_SCALE_FROM,
-	OPT_VOCAB
+	OPT_LABEL, OPT_LABEL_MAP, OPT_LABELS, OPT_MISSING, OPT_NO_LABEL,
+	OPT_NORMALIZE, OPT_RESIZE, OPT_SCALE, OPT_SCALE_FROM, OPT_VOCAB
 };
 
 struct opts {
-	const char *output, *level, *dataset, *columns, *label, *labels;
-	const char *scale_from, *vocab, *clip_arg, *label_map;
-	int force, quiet, format, dtype, header, missing, normalize;
-	int no_label, header_set, scale, drop_unknown;
-	size_t classes;		/* --classes K, or 0 */
+	struct opts_common c;	/* -f -o -q, --level, --dataset */
+	struct feat_params p;	/* what feat_check_params checks */
+	const char *clip_arg;
+	int dtype, header, missing, normalize;
 	double scale_lo, scale_hi, clip;
 	uint64_t hash_dim, rh, rw;
-	int hash_set, resize;
 };
 
 /* Everything about the output. */
@@ -132,35 +125,6 @@ usage(int status)
 	exit(status);
 }
 
-/* ---- small helpers ---- */
-
-/* Add s (len bytes) to t; *added says whether it is new.  @return its
- * index. */
-static size_t
-xstrtab_add(struct strtab *t, const char *s, size_t len, int *added)
-{
-	size_t k;
-
-	if (strtab_add(t, s, len, &k, added) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	return k;
-}
-
-/* ---- inputs ---- */
-
-/* Files must be distinct: a --scale-from file that is the input itself
- * would learn bounds from private data. */
-static int
-same_file(const struct infile *a, const struct infile *b)
-{
-	struct stat sa, sb;
-
-	if (fstat(fileno(infile_source(a)), &sa) != 0 ||
-	    fstat(fileno(infile_source(b)), &sb) != 0)
-		return 0;
-	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 /* ---- option values ---- */
 
 static void
@@ -178,93 +142,24 @@ parse_scale(struct opts *o, const char *arg)
 	if (!(o->scale_hi > o->scale_lo) ||
 	    !isfinite(o->scale_hi - o->scale_lo))
 		cli_usage_error("invalid --scale '%s': needs LO < HI", arg);
-	o->scale = 1;
-}
-
-static void
-parse_resize(struct opts *o, const char *arg)
-{
-	char *end;
-	unsigned long long h, w;
-
-	errno = 0;
-	if (arg[0] < '0' || arg[0] > '9')
-		goto bad;
-	h = strtoull(arg, &end, 10);
-	if (errno || (*end != 'x' && *end != 'X') || end[1] < '0' ||
-	    end[1] > '9')
-		goto bad;
-	w = strtoull(end + 1, &end, 10);
-	if (errno || *end != '\0' || h < 1 || w < 1 || h > MAX_SIDE ||
-	    w > MAX_SIDE)
-		goto bad;
-	o->rh = h;
-	o->rw = w;
-	o->resize = 1;
-	return;
-bad:
-	cli_usage_error("invalid --resize '%s': expected HxW with sides in "
-	    "[1, %d]", arg, MAX_SIDE);
-}
-
-/* The dataset name from a path: the base name up to its first dot,
- * lowercased, with other characters outside [a-z0-9_] turned into '_'. */
-static void
-dataset_from_path(const char *path, char *out, size_t cap)
-{
-	const char *base;
-	size_t n = 0;
-
-	if (path == NULL || strcmp(path, "-") == 0) {
-		snprintf(out, cap, "stdin");
-		return;
-	}
-	base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	for (; *base && *base != '.' && n + 1 < cap && n < MAX_DATASET;
-	    base++) {
-		char ch = *base;
-		if (ch >= 'A' && ch <= 'Z')
-			ch = (char)(ch - 'A' + 'a');
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
-			ch = '_';
-		out[n++] = ch;
-	}
-	out[n] = '\0';
-	if (n == 0)
-		snprintf(out, cap, "data");
-}
-
-static int
-ends_with(const char *s, size_t n, const char *suffix)
-{
-	size_t k = strlen(suffix);
-
-	return n >= k && strncmp(s + n - k, suffix, k) == 0;
-}
-
-/* Format from the file name, ignoring a .gz or .zst suffix. */
-static int
-format_from_path(const char *path)
-{
-	size_t n;
-
-	if (path == NULL || strcmp(path, "-") == 0)
-		return FMT_CSV;
-	n = strlen(path);
-	if (ends_with(path, n, ".gz"))
-		n -= 3;
-	else if (ends_with(path, n, ".zst"))
-		n -= 4;
-	if (ends_with(path, n, "ubyte") || ends_with(path, n, ".idx") ||
-	    ends_with(path, n, ".idx1") || ends_with(path, n, ".idx3"))
-		return FMT_IDX;
-	if (ends_with(path, n, ".txt"))
-		return FMT_TEXT;
-	return FMT_CSV;
+	o->p.scale = 1;
 }
 
 /* ---- rows ---- */
+
+/* An error of a feat reader on s: a usage error, a read error of s, or
+ * bad data. */
+__attribute__((noreturn)) static void
+feat_die(struct infile *s, int rc, const char *msg)
+{
+	if (rc == PV_E_OPTION)
+		cli_usage_error("%s", msg);
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc == PV_E_IO && (infile_error(s) || msg[0] == '\0'))
+		cli_infile_die(s);
+	cli_die(EX_DATAERR, "%s", msg);
+}
 
 /* Scale, normalize, clip, convert and write one row. */
 static void
@@ -317,65 +212,6 @@ put_label(struct out *ou, const char *s, size_t len, int32_t v,
 	cli_die(EX_DATAERR, "%s: label '%s' is not a class 0 .. %zu "
 	    "(--classes %zu; or give --drop-unknown)", where,
 	    csvlay_shown(copy, vb, sizeof vb), l->classes - 1, l->classes);
-}
-
-/*
- * Read the public label map: one label a line, line i is class i (from
- * 0).  A line ends at LF (a CR before it is dropped); no empty line, no
- * NUL, no label twice, valid UTF-8.
- */
-static void
-load_label_map(struct out *ou, struct infile *s)
-{
-	struct labcol *l = &ou->lab;
-	char *line = NULL, vb[CSVLAY_SHOWN + 8];
-	size_t cap = 0;
-	ssize_t len;
-	uint64_t ln = 0;
-	int rc;
-
-	ou->map_label = infile_label(s);
-	while ((len = getline(&line, &cap, infile_fp(s))) >= 0) {
-		ln++;
-		if (len > 0 && line[len - 1] == '\n')
-			line[--len] = '\0';
-		if (len > 0 && line[len - 1] == '\r')
-			line[--len] = '\0';
-		if (len == 0)
-			cli_die(EX_DATAERR, "%s:%llu: empty line: a label map has "
-			    "one label a line", infile_label(s),
-			    (unsigned long long)ln);
-		if (memchr(line, '\0', (size_t)len) != NULL)
-			cli_die(EX_DATAERR, "%s:%llu: NUL byte in the line",
-			    infile_label(s), (unsigned long long)ln);
-		if (!ts_utf8_valid(line, (size_t)len))
-			cli_die(EX_DATAERR, "%s:%llu: the label is not valid "
-			    "UTF-8", infile_label(s), (unsigned long long)ln);
-		rc = labcol_map_add(l, line, (size_t)len);
-		if (rc == PV_E_FORMAT)
-			cli_die(EX_DATAERR, "%s:%llu: label '%s' is listed twice",
-			    infile_label(s), (unsigned long long)ln,
-			    csvlay_shown(line, vb, sizeof vb));
-		if (rc == PV_E_RANGE)
-			cli_die(EX_DATAERR, "%s: more than %zu labels",
-			    infile_label(s), LABEL_MAX_CLASSES);
-		if (rc == PV_E_LIMIT)
-			cli_die(EX_DATAERR, "%s:%llu: the labels exceed the "
-			    "metadata limit of 1 MiB", infile_label(s),
-			    (unsigned long long)ln);
-		if (rc != 0)
-			cli_die(EX_OSERR, "out of memory");
-	}
-	if (infile_error(s) || ferror(infile_fp(s)))
-		cli_infile_die(s);
-	if (l->map.n == 0)
-		cli_die(EX_DATAERR, "%s: empty label map", infile_label(s));
-	if ((rc = labcol_map_end(l)) == PV_E_LIMIT)
-		cli_die(EX_DATAERR, "%s: the labels exceed the metadata limit "
-		    "of 1 MiB", infile_label(s));
-	if (rc != 0)
-		cli_die(EX_OSERR, "out of memory");
-	free(line);
 }
 
 /* Begin X with d features; meta are X's tensor metadata (moved). */
@@ -488,156 +324,58 @@ index_arg(const char *opt, const char *s)
 static void
 csv_params(const struct opts *o, struct csvlay_params *p)
 {
-	p->columns = o->columns;
-	p->label = o->label;
+	p->columns = o->p.columns;
+	p->label = o->p.label;
 	p->header = o->header;
 	p->missing = o->missing;
-}
-
-/* Read the first record of a CSV input and lay out its columns.
- * @return 1 when that record is data (its fields are still valid). */
-static int
-csv_setup(struct csvlay *L, const struct opts *o, struct csvin *c,
-    struct infile *s, char ***f, size_t *nf)
-{
-	struct csvlay_params p;
-	char msg[CSVLAY_MSG];
-	int rc = csvin_next(c, f, nf), is_data = 0;
-
-	if (rc < 0) {
-		if (infile_error(s))
-			cli_infile_die(s);
-		cli_die(EX_DATAERR, "%s", csvin_errmsg(c));
-	}
-	if (rc == 0)
-		cli_die(EX_DATAERR, "%s: empty input: no header or records",
-		    infile_label(s));
-	csv_params(o, &p);
-	rc = csvlay_setup(L, &p, *f, *nf, &is_data, msg);
-	if (rc == PV_E_OPTION)
-		cli_usage_error("%s", msg);
-	if (rc == PV_E_LIMIT)
-		cli_die(EX_DATAERR, "%s: %s", infile_label(s), msg);
-	if (rc != 0)
-		cli_die(EX_OSERR, "out of memory");
-	return is_data;
-}
-
-/* Parse one record into row.  @return 0, or 1 when --missing drop-row
- * drops it.  Errors exit. */
-static int
-csv_parse_row(struct csvlay *L, const struct opts *o, const char *label,
-    uint64_t line, char **f, size_t nf, double *row)
-{
-	struct csvlay_params p;
-	char msg[CSVLAY_MSG];
-	int rc;
-
-	csv_params(o, &p);
-	if ((rc = csvlay_parse_row(L, &p, f, nf, row, msg)) < 0)
-		cli_die(EX_DATAERR, "%s:%llu: %s", label,
-		    (unsigned long long)line, msg);
-	return rc;
-}
-
-static void
-csv_next_or_die(struct csvin *c, struct infile *s, int *rc, char ***f,
-    size_t *nf)
-{
-	if ((*rc = csvin_next(c, f, nf)) < 0) {
-		if (infile_error(s))
-			cli_infile_die(s);
-		cli_die(EX_DATAERR, "%s", csvin_errmsg(c));
-	}
-}
-
-/* Learn per-feature bounds from the public file of --scale-from. */
-static void
-learn_bounds(struct out *ou, const struct opts *o, struct infile *s,
-    size_t d)
-{
-	struct csvin *c = csvin_open(infile_fp(s), infile_label(s), ',');
-	struct csvlay L;
-	char **f;
-	size_t nf;
-	uint64_t n = 0;
-	double *row;
-	int rc;
-
-	if (c == NULL)
-		cli_die(EX_OSERR, "out of memory");
-	rc = csv_setup(&L, o, c, s, &f, &nf);
-	if (L.d != d)
-		cli_die(EX_DATAERR, "%s: %zu features, but the input has %zu",
-		    infile_label(s), L.d, d);
-	row = cli_calloc(d, sizeof *row);
-	if (scale_learn_begin(&ou->sc, d) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	if (rc == 0)
-		csv_next_or_die(c, s, &rc, &f, &nf);
-	for (; rc == 1; csv_next_or_die(c, s, &rc, &f, &nf)) {
-		if (csv_parse_row(&L, o, infile_label(s), csvin_line(c), f, nf, row))
-			continue;
-		scale_learn_row(&ou->sc, row, d);
-		n++;
-	}
-	if (n == 0)
-		cli_die(EX_DATAERR, "%s: no rows to learn bounds from",
-		    infile_label(s));
-	ou->sc.on = 1;
-	free(row);
-	csvlay_free(&L);
-	csvin_close(c);
 }
 
 static void
 run_csv(struct out *ou, const struct opts *o, struct infile *in,
     struct infile *pub, struct infile **inputs, int ninputs)
 {
-	struct csvin *c = csvin_open(infile_fp(in), infile_label(in), ',');
 	struct ts_meta xm = { 0 };
-	struct csvlay L;
-	char **f, where[600];
-	size_t nf;
+	struct csvlay_params p;
+	struct feat_csv fc;
+	char where[600], msg[FEAT_MSG];
 	int rc;
 
-	if (c == NULL)
-		cli_die(EX_OSERR, "out of memory");
-	rc = csv_setup(&L, o, c, in, &f, &nf);
+	csv_params(o, &p);
+	if ((rc = feat_csv_open(&fc, infile_fp(in), infile_label(in), &p,
+	    msg)) != 0)
+		feat_die(in, rc, msg);
 	if (pub) {
 		cli_warn("--scale-from: learning feature bounds from '%s', "
 		    "which you declare public; never pass private data here",
 		    infile_label(pub));
-		learn_bounds(ou, o, pub, L.d);
+		if ((rc = feat_learn_bounds(&ou->sc, infile_fp(pub),
+		    infile_label(pub), &p, fc.L.d, msg)) != 0)
+			feat_die(pub, rc, msg);
 		cli_meta_set(&xm, "scale", "per-feature bounds of a public "
 		    "file");
 		cli_meta_set(&xm, "scale.public", infile_label(pub));
 	}
-	if (L.names)
-		set_names_meta(&xm, L.names, L.feat, L.d);
-	ou->has_y = L.label >= 0;
-	begin_x(ou, L.d, &xm);
-	if (rc == 0)
-		csv_next_or_die(c, in, &rc, &f, &nf);
-	for (; rc == 1; csv_next_or_die(c, in, &rc, &f, &nf)) {
-		uint64_t line = csvin_line(c);
-		if (csv_parse_row(&L, o, infile_label(in), line, f, nf, ou->row))
-			continue;
+	if (fc.L.names)
+		set_names_meta(&xm, fc.L.names, fc.L.feat, fc.L.d);
+	ou->has_y = fc.L.label >= 0;
+	begin_x(ou, fc.L.d, &xm);
+	while ((rc = feat_csv_next(&fc, ou->row, msg)) == 1) {
+		const char *lab = ou->has_y ? fc.f[fc.L.label] : NULL;
 		snprintf(where, sizeof where, "%s:%llu", infile_label(in),
-		    (unsigned long long)line);
-		if (ou->has_y && !put_label(ou, f[L.label], strlen(f[L.label]),
-		    0, where))
+		    (unsigned long long)csvin_line(fc.c));
+		if (lab && !put_label(ou, lab, strlen(lab), 0, where))
 			continue;
 		put_row(ou, where);
 	}
-	if (L.replaced)
+	if (rc < 0)
+		feat_die(in, rc, msg);
+	if (fc.L.replaced)
 		cli_warn("%llu bad or missing values replaced by 0",
-		    (unsigned long long)L.replaced);
-	if (L.dropped)
+		    (unsigned long long)fc.L.replaced);
+	if (fc.L.dropped)
 		cli_warn("%llu rows with bad or missing values dropped",
-		    (unsigned long long)L.dropped);
-	csvin_close(c);
-	csvlay_free(&L);
+		    (unsigned long long)fc.L.dropped);
+	feat_csv_close(&fc);
 	finish(ou, inputs, ninputs, infile_label(in));
 }
 
@@ -651,6 +389,17 @@ read_exact(struct infile *s, void *buf, size_t n, const char *what)
 			cli_infile_die(s);
 		cli_die(EX_DATAERR, "%s: truncated: %s", infile_label(s), what);
 	}
+}
+
+/* s ends after its n records (what they are). */
+static void
+read_end(struct infile *s, uint64_t n, const char *what)
+{
+	if (fgetc(infile_fp(s)) != EOF)
+		cli_die(EX_DATAERR, "%s: trailing bytes after %llu %s",
+		    infile_label(s), (unsigned long long)n, what);
+	if (infile_error(s) || ferror(infile_fp(s)))
+		cli_infile_die(s);
 }
 
 static void
@@ -691,15 +440,15 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 			    "%s", infile_label(lab), (unsigned long long)y.n,
 			    (unsigned long long)x.n, infile_label(in));
 	}
-	if (o->resize && x.ndim != 3)
+	if (o->p.resize && x.ndim != 3)
 		cli_usage_error("--resize needs images of 3 dimensions (N, H, "
 		    "W); %s has %d", infile_label(in), x.ndim);
 	th = tw = 0;
 	if (x.ndim == 3) {
 		h = x.dims[1];
 		w = x.dims[2];
-		th = o->resize ? o->rh : h;
-		tw = o->resize ? o->rw : w;
+		th = o->p.resize ? o->rh : h;
+		tw = o->p.resize ? o->rw : w;
 		if (ts_meta_setf(&xm, "image.height", "%llu",
 		    (unsigned long long)th) != 0 ||
 		    ts_meta_setf(&xm, "image.width", "%llu",
@@ -708,16 +457,16 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 	}
 	if (x.elems == 0)
 		cli_die(EX_DATAERR, "%s: images of 0 pixels", infile_label(in));
-	if (o->resize && th * w > 4 * MAX_FEATURES)
+	if (o->p.resize && th * w > 4 * MAX_FEATURES)
 		cli_die(EX_DATAERR, "%s: images of %llux%llu pixels are too "
 		    "large to resize", infile_label(in), (unsigned long long)h,
 		    (unsigned long long)w);
-	if (o->resize && idx_resize_new(&rs, h, w, th, tw) != 0)
+	if (o->p.resize && idx_resize_new(&rs, h, w, th, tw) != 0)
 		cli_die(EX_OSERR, "out of memory");
 	ou->total = x.n;
 	pix = cli_malloc((size_t)x.elems);
 	ou->has_y = lab != NULL;
-	begin_x(ou, (size_t)(o->resize ? th * tw : x.elems), &xm);
+	begin_x(ou, (size_t)(o->p.resize ? th * tw : x.elems), &xm);
 	for (uint64_t i = 0; i < x.n; i++) {
 		char what[64];
 		snprintf(what, sizeof what, "image %llu of %llu",
@@ -733,7 +482,7 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 			if (!put_label(ou, NULL, 0, lb, where))
 				continue;
 		}
-		if (!o->resize) {
+		if (!o->p.resize) {
 			for (size_t j = 0; j < x.elems; j++)
 				ou->row[j] = pix[j];
 		} else {
@@ -743,16 +492,9 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 		    (unsigned long long)i);
 		put_row(ou, where);
 	}
-	if (fgetc(infile_fp(in)) != EOF)
-		cli_die(EX_DATAERR, "%s: trailing bytes after %llu images",
-		    infile_label(in), (unsigned long long)x.n);
-	if (infile_error(in) || ferror(infile_fp(in)))
-		cli_infile_die(in);
-	if (lab && fgetc(infile_fp(lab)) != EOF)
-		cli_die(EX_DATAERR, "%s: trailing bytes after %llu labels",
-		    infile_label(lab), (unsigned long long)x.n);
-	if (lab && (infile_error(lab) || ferror(infile_fp(lab))))
-		cli_infile_die(lab);
+	read_end(in, x.n, "images");
+	if (lab)
+		read_end(lab, x.n, "labels");
 	free(pix);
 	idx_resize_free(rs);
 	finish(ou, inputs, ninputs, infile_label(in));
@@ -761,58 +503,25 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 /* ---- text ---- */
 
 static void
-load_vocab(struct strtab *v, struct infile *s)
-{
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	uint64_t ln = 0;
-	int added;
-
-	while ((len = getline(&line, &cap, infile_fp(s))) >= 0) {
-		char vb[CSVLAY_SHOWN + 8];
-		ln++;
-		while (len > 0 && (line[len - 1] == '\n' ||
-		    line[len - 1] == '\r'))
-			line[--len] = '\0';
-		if (len == 0 || memchr(line, '\0', (size_t)len) ||
-		    !text_vocab_entry_ok(line))
-			cli_die(EX_DATAERR, "%s:%llu: '%s' is not a token of "
-			    "[a-z0-9'] or two joined by a space", infile_label(s),
-			    (unsigned long long)ln, csvlay_shown(line, vb, sizeof vb));
-		xstrtab_add(v, line, (size_t)len, &added);
-		if (!added)
-			cli_die(EX_DATAERR, "%s:%llu: '%s' is listed twice",
-			    infile_label(s), (unsigned long long)ln,
-			    csvlay_shown(line, vb, sizeof vb));
-		if (v->n > MAX_FEATURES)
-			cli_die(EX_DATAERR, "%s: more than %llu entries",
-			    infile_label(s), (unsigned long long)MAX_FEATURES);
-	}
-	if (infile_error(s) || ferror(infile_fp(s)))
-		cli_infile_die(s);
-	if (v->n == 0)
-		cli_die(EX_DATAERR, "%s: empty vocabulary", infile_label(s));
-	free(line);
-}
-
-static void
 run_text(struct out *ou, const struct opts *o, struct infile *in,
     struct infile *vsrc, struct infile **inputs, int ninputs)
 {
 	struct strtab vocab = { 0 };
 	struct text_counter tc = { 0 };
 	struct ts_meta xm = { 0 };
-	char *line = NULL, where[600];
+	char *line = NULL, where[600], msg[FEAT_MSG];
 	size_t cap = 0;
 	ssize_t len;
 	uint64_t ln = 0, lfield = 0;
 	size_t d;
+	int rc;
 
-	if (o->label)
-		lfield = index_arg("--label", o->label);
+	if (o->p.label)
+		lfield = index_arg("--label", o->p.label);
 	if (vsrc) {
-		load_vocab(&vocab, vsrc);
+		if ((rc = feat_read_vocab(&vocab, infile_fp(vsrc),
+		    infile_label(vsrc), MAX_FEATURES, msg)) != 0)
+			feat_die(vsrc, rc, msg);
 		d = vocab.n;
 		set_names_meta(&xm, vocab.keys, NULL, d);
 		cli_meta_set(&xm, "features.kind", "vocabulary counts");
@@ -827,7 +536,7 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 	cli_meta_set(&xm, "features.ngrams", "1,2");
 	tc.vocab = vsrc ? &vocab : NULL;
 	tc.d = d;
-	ou->has_y = o->label != NULL;
+	ou->has_y = o->p.label != NULL;
 	begin_x(ou, d, &xm);
 	while ((len = getline(&line, &cap, infile_fp(in))) >= 0) {
 		char *doc = line;
@@ -844,13 +553,13 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 		dn = (size_t)len;
 		snprintf(where, sizeof where, "%s:%llu", infile_label(in),
 		    (unsigned long long)ln);
-		if (o->label && memchr(line, '\t', (size_t)len) == NULL)
+		if (o->p.label && memchr(line, '\t', (size_t)len) == NULL)
 			/* Never take the document for its label: the text
 			 * would land in label.names. */
 			cli_die(EX_DATAERR, "%s: no tab separator between the "
 			    "label (field %llu) and the document", where,
 			    (unsigned long long)lfield);
-		if (o->label) {
+		if (o->p.label) {
 			/* Cut field lfield out of the line: it is the label,
 			 * the rest is the document. */
 			char *p, *e;
@@ -893,13 +602,6 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 
 /* ---- main ---- */
 
-static void
-only_for(int ok, const char *opt, const char *fmt)
-{
-	if (!ok)
-		cli_usage_error("%s applies to %s input only", opt, fmt);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -913,7 +615,7 @@ main(int argc, char **argv)
 		{ "classes", required_argument, NULL, OPT_CLASSES },
 		{ "clip-rows", required_argument, NULL, OPT_CLIP_ROWS },
 		{ "columns", required_argument, NULL, OPT_COLUMNS },
-		{ "dataset", required_argument, NULL, OPT_DATASET },
+		{ "dataset", required_argument, NULL, OPTS_DATASET },
 		{ "drop-unknown", no_argument, NULL, OPT_DROP_UNKNOWN },
 		{ "dtype", required_argument, NULL, OPT_DTYPE },
 		{ "force", no_argument, NULL, 'f' },
@@ -924,7 +626,7 @@ main(int argc, char **argv)
 		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "label-map", required_argument, NULL, OPT_LABEL_MAP },
 		{ "labels", required_argument, NULL, OPT_LABELS },
-		{ "level", required_argument, NULL, OPT_LEVEL },
+		{ "level", required_argument, NULL, OPTS_LEVEL },
 		{ "missing", required_argument, NULL, OPT_MISSING },
 		{ "no-label", no_argument, NULL, OPT_NO_LABEL },
 		{ "normalize", required_argument, NULL, OPT_NORMALIZE },
@@ -937,12 +639,13 @@ main(int argc, char **argv)
 		{ "vocab", required_argument, NULL, OPT_VOCAB },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct opts o = { .dtype = TS_F32, .hash_dim = DEFAULT_HASH_DIM };
+	struct opts o = { .c = OPTS_COMMON_INIT, .dtype = TS_F32,
+	    .hash_dim = DEFAULT_HASH_DIM };
 	struct out ou = { 0 };
 	struct infile *in, *side = NULL, *lmap = NULL, *inputs[3];
 	struct ts_meta sm = { 0 };
 	const char *path, *bad;
-	char name[MAX_DATASET + 1], err[256], msg[CSVLAY_MSG];
+	char name[MAX_DATASET + 1], err[256], msg[FEAT_MSG];
 	FILE *ofp;
 	int ch, rc, ninputs = 1;
 
@@ -950,22 +653,11 @@ main(int argc, char **argv)
 	/* getopt names the program by argv[0]; messages use the short name. */
 	argv[0] = (char *)(uintptr_t)cli_prog();
 	while ((ch = getopt_long(argc, argv, "fho:qV", longopts, NULL)) != -1) {
+		if (opts_common(&o.c, ch, optarg, usage))
+			continue;
 		switch (ch) {
-		case 'f':
-			o.force = 1;
-			break;
-		case 'h':
-			usage(0);
-		case 'o':
-			o.output = optarg;
-			break;
-		case 'q':
-			o.quiet = 1;
-			break;
-		case 'V':
-			cli_version();
 		case OPT_CLASSES:
-			o.classes = (size_t)cli_ll("--classes", optarg, 1,
+			o.p.classes = (size_t)cli_ll("--classes", optarg, 1,
 			    (long long)LABEL_MAX_CLASSES);
 			break;
 		case OPT_CLIP_ROWS:
@@ -978,69 +670,64 @@ main(int argc, char **argv)
 		case OPT_COLUMNS:
 			if (csvlay_check_columns(optarg, msg) != 0)
 				cli_usage_error("%s", msg);
-			o.columns = optarg;
-			break;
-		case OPT_DATASET:
-			if ((bad = ledger_check_dataset(optarg)) != NULL)
-				cli_usage_error("invalid --dataset '%s': %s",
-				    optarg, bad);
-			o.dataset = optarg;
+			o.p.columns = optarg;
 			break;
 		case OPT_DROP_UNKNOWN:
-			o.drop_unknown = 1;
+			o.p.drop_unknown = 1;
 			break;
 		case OPT_DTYPE:
 			o.dtype = cli_choice("--dtype", optarg, dtypes) == 0 ?
 			    TS_F32 : TS_F64;
 			break;
 		case OPT_FORMAT:
-			o.format = FMT_CSV + cli_choice("--format", optarg,
+			o.p.format = FEAT_CSV + cli_choice("--format", optarg,
 			    formats);
 			break;
 		case OPT_HASH_DIM:
 			o.hash_dim = (uint64_t)cli_ll("--hash-dim", optarg, 1,
 			    (long long)MAX_FEATURES);
-			o.hash_set = 1;
+			o.p.hash_set = 1;
 			break;
 		case OPT_HEADER:
 			o.header = cli_choice("--header", optarg, headers);
-			o.header_set = 1;
+			o.p.header_set = 1;
 			break;
 		case OPT_LABEL:
 			if (*optarg == '\0')
 				cli_usage_error("invalid --label '': empty");
-			o.label = optarg;
+			o.p.label = optarg;
 			break;
 		case OPT_LABEL_MAP:
-			o.label_map = optarg;
+			o.p.label_map = optarg;
 			break;
 		case OPT_LABELS:
-			o.labels = optarg;
-			break;
-		case OPT_LEVEL:
-			o.level = cli_level_arg(optarg);
+			o.p.labels = optarg;
 			break;
 		case OPT_MISSING:
 			o.missing = cli_choice("--missing", optarg, missings);
 			break;
 		case OPT_NO_LABEL:
-			o.no_label = 1;
+			o.p.no_label = 1;
 			break;
 		case OPT_NORMALIZE:
 			o.normalize = SCALE_NORM_L1 + cli_choice("--normalize",
 			    optarg, norms);
 			break;
 		case OPT_RESIZE:
-			parse_resize(&o, optarg);
+			if (feat_parse_resize(optarg, MAX_SIDE, &o.rh, &o.rw))
+				cli_usage_error("invalid --resize '%s': "
+				    "expected HxW with sides in [1, %d]", optarg,
+				    MAX_SIDE);
+			o.p.resize = 1;
 			break;
 		case OPT_SCALE:
 			parse_scale(&o, optarg);
 			break;
 		case OPT_SCALE_FROM:
-			o.scale_from = optarg;
+			o.p.scale_from = optarg;
 			break;
 		case OPT_VOCAB:
-			o.vocab = optarg;
+			o.p.vocab = optarg;
 			break;
 		default:
 			usage(EX_USAGE);
@@ -1051,96 +738,66 @@ main(int argc, char **argv)
 	if (argc > 1)
 		usage(EX_USAGE);
 	path = argc == 1 ? argv[0] : NULL;
-	cli_set_quiet(o.quiet);
-	if (o.format == FMT_NONE)
-		o.format = format_from_path(path);
+	if (o.p.format == FEAT_NONE)
+		o.p.format = feat_format_from_path(path);
 
-	/* Options that do not fit the format are mistakes, not no-ops. */
-	if (o.label && o.no_label)
-		cli_usage_error("--label and --no-label exclude each other");
-	if (o.scale && o.scale_from)
-		cli_usage_error("--scale and --scale-from exclude each other");
-	only_for(o.format == FMT_CSV || !o.columns, "--columns", "csv");
-	only_for(o.format == FMT_CSV || !o.header_set, "--header", "csv");
-	only_for(o.format == FMT_CSV || !o.scale_from, "--scale-from", "csv");
-	only_for(o.format == FMT_CSV || !o.no_label, "--no-label", "csv");
-	only_for(o.format == FMT_IDX || !o.labels, "--labels", "idx");
-	only_for(o.format == FMT_IDX || !o.resize, "--resize", "idx");
-	only_for(o.format == FMT_TEXT || !o.hash_set, "--hash-dim", "text");
-	only_for(o.format == FMT_TEXT || !o.vocab, "--vocab", "text");
-	if (o.format == FMT_IDX && o.label)
-		cli_usage_error("--label does not apply to idx input (use "
-		    "--labels FILE)");
-	if (o.format == FMT_CSV && !o.label && !o.no_label)
-		cli_usage_error("csv input needs --label COLUMN or --no-label");
-	if (o.format == FMT_TEXT && o.label && !csvlay_is_index(o.label))
-		cli_usage_error("invalid --label '%s': text input takes the "
-		    "index of a tab-separated field", o.label);
-	if (o.hash_set && o.vocab)
-		cli_usage_error("--hash-dim and --vocab exclude each other");
-	if (o.classes > 0 && o.label_map)
-		cli_usage_error("--classes and --label-map exclude each other");
-	if ((o.classes > 0 || o.label_map) && (o.no_label ||
-	    (o.format == FMT_IDX ? !o.labels : !o.label)))
-		cli_usage_error("%s declares the label set: it needs labels "
-		    "(%s)", o.label_map ? "--label-map" : "--classes",
-		    o.format == FMT_IDX ? "--labels FILE" : "--label");
-	if (o.drop_unknown && o.classes == 0 && !o.label_map)
-		cli_usage_error("--drop-unknown needs the declared label set "
-		    "(--label-map FILE or --classes K)");
-	if (o.label_map && strcmp(o.label_map, "-") == 0)
-		cli_usage_error("--label-map needs a file, not stdin");
+	if ((bad = feat_check_params(&o.p, msg)) != NULL)
+		cli_usage_error("%s", bad);
 
-	if (o.dataset)
-		snprintf(name, sizeof name, "%s", o.dataset);
+	if (o.c.dataset)
+		snprintf(name, sizeof name, "%s", o.c.dataset);
 	else
-		dataset_from_path(path, name, sizeof name);
+		feat_dataset_from_path(path, name, sizeof name);
 
 	/* Open everything before computing. */
 	in = cli_infile_open(path, INFILE_GZIP);
 	inputs[0] = in;
 	{
-		const char *sp = o.labels ? o.labels : o.scale_from ?
-		    o.scale_from : o.vocab;
+		const char *sp = o.p.labels ? o.p.labels : o.p.scale_from ?
+		    o.p.scale_from : o.p.vocab;
 		if (sp) {
 			int stdin_in = path == NULL || strcmp(path, "-") == 0;
 			if (strcmp(sp, "-") == 0 && stdin_in)
 				cli_usage_error("the input and %s cannot both be "
-				    "stdin", o.labels ? "--labels" : o.scale_from ?
+				    "stdin", o.p.labels ? "--labels" : o.p.scale_from ?
 				    "--scale-from" : "--vocab");
-			if (o.scale_from && strcmp(sp, "-") == 0)
+			if (o.p.scale_from && strcmp(sp, "-") == 0)
 				cli_usage_error("--scale-from needs a file, not "
 				    "stdin");
 			side = cli_infile_open(sp, INFILE_GZIP);
 			inputs[ninputs++] = side;
-			if (o.scale_from && same_file(in, side))
+			if (o.p.scale_from && feat_same_file(infile_source(in),
+			    infile_source(side)))
 				cli_usage_error("--scale-from '%s' is the input "
 				    "itself: bounds learnt from private data are "
 				    "not private (use --scale LO:HI or a public "
 				    "file)", sp);
 		}
 	}
-	labcol_init(&ou.lab, o.classes, o.drop_unknown);
-	if (o.label_map) {
-		lmap = cli_infile_open(o.label_map, INFILE_GZIP);
+	labcol_init(&ou.lab, o.p.classes, o.p.drop_unknown);
+	if (o.p.label_map) {
+		lmap = cli_infile_open(o.p.label_map, INFILE_GZIP);
 		inputs[ninputs++] = lmap;
-		if (same_file(in, lmap))
+		if (feat_same_file(infile_source(in), infile_source(lmap)))
 			cli_usage_error("--label-map '%s' is the input itself: a "
 			    "label set learnt from private data is not public",
-			    o.label_map);
-		load_label_map(&ou, lmap);
+			    o.p.label_map);
+		ou.map_label = infile_label(lmap);
+		if ((rc = feat_read_label_map(&ou.lab, infile_fp(lmap),
+		    infile_label(lmap), msg)) != 0)
+			feat_die(lmap, rc, msg);
 	}
-	ofp = cli_out_open(o.output, o.force);
+	ofp = cli_out_open(o.c.output, o.c.force);
 	ou.o = &o;
-	ou.w = cli_writer(ofp, o.level);
+	ou.w = cli_writer(ofp, o.c.level);
 	ou.sc.normalize = o.normalize;
 	ou.sc.clip = o.clip_arg ? o.clip : 0;
 	ou.sc.dtype = o.dtype;
-	if (o.scale) {
+	if (o.p.scale) {
 		ou.sc.on = 1;
 		ou.sc.lo = o.scale_lo;
 		ou.sc.hi = o.scale_hi;
-	} else if (o.format == FMT_IDX) {
+	} else if (o.p.format == FEAT_IDX) {
 		/* Pixels are scaled to [0,1] unless --scale says otherwise. */
 		ou.sc.on = 1;
 		ou.sc.lo = 0;
@@ -1156,10 +813,10 @@ main(int argc, char **argv)
 		cli_wdie(ou.w, rc);
 	ts_meta_free(&sm);
 
-	if (o.format == FMT_CSV)
-		run_csv(&ou, &o, in, o.scale_from ? side : NULL, inputs,
+	if (o.p.format == FEAT_CSV)
+		run_csv(&ou, &o, in, o.p.scale_from ? side : NULL, inputs,
 		    ninputs);
-	else if (o.format == FMT_IDX)
+	else if (o.p.format == FEAT_IDX)
 		run_idx(&ou, &o, in, side, inputs, ninputs);
 	else
 		run_text(&ou, &o, in, side, inputs, ninputs);

@@ -18,6 +18,7 @@
 #include "model.h"
 #include "modelcli.h"
 #include "nn.h"
+#include "opts.h"
 #include "parts.h"
 #include "tensor.h"
 #include "tstream.h"
@@ -30,17 +31,17 @@
 #define MAX_K 65536
 
 enum {
-	OPT_AUDIT = 256, OPT_BANDWIDTH, OPT_BW_MIN, OPT_DATASET, OPT_GRID,
+	OPT_AUDIT = OPTS_FIRST_TOOL, OPT_BANDWIDTH, OPT_BW_MIN, OPT_GRID,
 	OPT_GRID_POINTS, OPT_GROUP, OPT_GROUP_EPS, OPT_K, OPT_KMEANS_ITERS,
-	OPT_LEVEL, OPT_MAX_RETRIES, OPT_PUBLIC_TEST, OPT_RANGE, OPT_THREADS,
+	OPT_MAX_RETRIES, OPT_PUBLIC_TEST, OPT_RANGE, OPT_THREADS,
 	OPT_THRESHOLD, OPT_WINDOW
 };
 
 /* The mechanism's parameters in p; the rest is the command line. */
 struct opts {
 	struct dppg_params p;
-	const char *output, *level, *seed, *dataset, *test;
-	int force, quiet;
+	struct opts_common c;	/* -d -e -f -o -q -S, --level, --dataset */
+	const char *test;
 	double threshold;
 	uint64_t retries;
 	int has_grid, has_points, has_window, has_bw_min, has_k, has_geps;
@@ -362,7 +363,7 @@ main(int argc, char **argv)
 		{ "audit-repeat", required_argument, NULL, OPT_AUDIT },
 		{ "bandwidth", required_argument, NULL, OPT_BANDWIDTH },
 		{ "bw-min", required_argument, NULL, OPT_BW_MIN },
-		{ "dataset", required_argument, NULL, OPT_DATASET },
+		{ "dataset", required_argument, NULL, OPTS_DATASET },
 		{ "force", no_argument, NULL, 'f' },
 		{ "grid", required_argument, NULL, OPT_GRID },
 		{ "grid-points", required_argument, NULL, OPT_GRID_POINTS },
@@ -371,7 +372,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "k", required_argument, NULL, OPT_K },
 		{ "kmeans-iters", required_argument, NULL, OPT_KMEANS_ITERS },
-		{ "level", required_argument, NULL, OPT_LEVEL },
+		{ "level", required_argument, NULL, OPTS_LEVEL },
 		{ "max-retries", required_argument, NULL, OPT_MAX_RETRIES },
 		{ "output", required_argument, NULL, 'o' },
 		{ "public-test", required_argument, NULL, OPT_PUBLIC_TEST },
@@ -384,8 +385,8 @@ main(int argc, char **argv)
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct opts o = { .p.bw = DPPG_BW_SILVERMAN, .p.delta = 1e-5,
-	    .p.range = 1, .p.points = 201, .p.iters = 10 };
+	struct opts o = { .c = { .epsilon_max = DPPG_EPS_MAX },
+	    .p.bw = DPPG_BW_SILVERMAN, .p.delta = 1e-5, .p.range = 1, .p.points = 201, .p.iters = 10 };
 	struct nn_model *models, outm = { 0 };
 	struct ts_meta meta = { 0 }, prov = { 0 }, in = { 0 }, tmeta = { 0 };
 	struct dppg_part *parts;
@@ -409,30 +410,9 @@ main(int argc, char **argv)
 	cli_init(argv[0], argc, argv);
 	while ((ch = getopt_long(argc, argv, "d:e:fho:qS:V", longopts, NULL))
 	    != -1) {
+		if (opts_common(&o.c, ch, optarg, usage))
+			continue;
 		switch (ch) {
-		case 'd':
-			o.p.delta = dpcli_delta_arg("-d", optarg);
-			break;
-		case 'e':
-			o.p.eps = dpcli_epsilon_arg("-e", optarg, DPPG_EPS_MAX);
-			break;
-		case 'f':
-			o.force = 1;
-			break;
-		case 'h':
-			usage(0);
-		case 'o':
-			o.output = optarg;
-			break;
-		case 'q':
-			o.quiet = 1;
-			break;
-		case 'S':
-			(void)dpcli_seed_arg(optarg);
-			o.seed = optarg;
-			break;
-		case 'V':
-			cli_version();
 		case OPT_AUDIT:
 			o.p.audit = (uint64_t)cli_ll("--audit-repeat", optarg, 1,
 			    MAX_AUDIT);
@@ -446,12 +426,6 @@ main(int argc, char **argv)
 				cli_usage_error("invalid --bw-min '%s': "
 				    "positive", optarg);
 			o.has_bw_min = 1;
-			break;
-		case OPT_DATASET:
-			if (ledger_check_dataset(optarg) != NULL)
-				cli_usage_error("invalid --dataset '%s': %s",
-				    optarg, ledger_check_dataset(optarg));
-			o.dataset = optarg;
 			break;
 		case OPT_GRID:
 			o.p.step = cli_double("--grid", optarg, 0, DPPG_RANGE_MAX);
@@ -488,9 +462,6 @@ main(int argc, char **argv)
 			    MAX_KMEANS_ITERS);
 			o.has_iters = 1;
 			break;
-		case OPT_LEVEL:
-			o.level = cli_level_arg(optarg);
-			break;
 		case OPT_MAX_RETRIES:
 			o.retries = (uint64_t)cli_ll("--max-retries", optarg, 0,
 			    MAX_RETRIES);
@@ -526,7 +497,10 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	cli_set_quiet(o.quiet);
+	if (o.c.has_epsilon)
+		o.p.eps = o.c.epsilon;
+	if (o.c.has_delta)
+		o.p.delta = o.c.delta;
 	check_options(&o);
 	if (argc < 2)
 		cli_usage_error("%s: at least two models are needed (M >= 2)",
@@ -546,8 +520,8 @@ main(int argc, char **argv)
 				cli_usage_error("the standard input can be read "
 				    "only once");
 
-	ofp = cli_out_open(o.output, o.force);
-	rng = dpcli_rng(o.seed, WORK_ITEM);
+	ofp = cli_out_open(o.c.output, o.c.force);
+	rng = dpcli_rng(o.c.seed, WORK_ITEM);
 
 	/* The models: one architecture, their partitions, their ledgers. */
 	models = cli_calloc(nm, sizeof *models);
@@ -562,7 +536,7 @@ main(int argc, char **argv)
 		if (i == 0) {
 			memcpy(arch0, arch, sizeof arch);
 			snprintf(dsbuf, sizeof dsbuf, "%s",
-			    model_dataset(&in, o.dataset, label));
+			    model_dataset(&in, o.c.dataset, label));
 			dataset = dsbuf;
 		} else if (strcmp(arch, arch0) != 0) {
 			cli_die(EX_DATAERR, "%s: architecture %s, the first "
@@ -600,8 +574,8 @@ main(int argc, char **argv)
 		dpcli_inherit_side(&meta, &tmeta, tlabel);
 	}
 
-	o.p.seeded = o.seed != NULL;
-	o.p.seed = o.seed ? dpcli_seed_arg(o.seed) : 0;
+	o.p.seeded = o.c.seed != NULL;
+	o.p.seed = o.c.seed ? dpcli_seed_arg(o.c.seed) : 0;
 	o.p.work_item = WORK_ITEM;
 	reps = o.p.audit ? o.p.audit : 1;
 	o.p.attempts = o.test ? o.retries + 1 : reps;
@@ -624,7 +598,7 @@ main(int argc, char **argv)
 		cli_die(EX_OSERR, "out of memory");
 	}
 	mc = dppg_calib(d);
-	if (!o.quiet && o.p.bw != DPPG_BW_VALUE)
+	if (!o.c.quiet && o.p.bw != DPPG_BW_VALUE)
 		cli_warn("--bandwidth %s depends on the data: the utility's "
 		    "sensitivity is p(bw-min) = %.3g, not p(b)/M; the sample "
 		    "is close to uniform unless eps is large (use a fixed "
@@ -643,7 +617,7 @@ main(int argc, char **argv)
 			cli_die(EX_OSERR, "out of memory");
 	}
 	pub = cli_reallocarray(NULL, np, sizeof *pub);
-	w = cli_writer(ofp, o.level);
+	w = cli_writer(ofp, o.c.level);
 	if (o.p.audit)
 		audit_begin(w, reps, np);
 	for (uint64_t a = 0; a < reps; a++) {
@@ -657,7 +631,7 @@ main(int argc, char **argv)
 			if (accuracy_model(&outm, pub, tset.x, tset.y, tset.n,
 			    &acc) != 0)
 				cli_die(EX_OSERR, "out of memory");
-			if (!o.quiet)
+			if (!o.c.quiet)
 				fprintf(stderr, "%s: attempt %" PRIu64 ": public "
 				    "test accuracy %.4f\n", cli_prog(), attempts,
 				    acc);
@@ -721,7 +695,7 @@ main(int argc, char **argv)
 	ts_writer_close(w);
 	cli_out_commit();
 
-	if (!o.quiet) {
+	if (!o.c.quiet) {
 		fprintf(stderr, "%s: %zu models, %zu parameters, %zu "
 		    "candidates each; guarantee per %s of %s\n", cli_prog(),
 		    nm, np, mc->candidates, per_record ? "record" : "model", dataset);

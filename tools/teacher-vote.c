@@ -10,30 +10,28 @@
 #include "cli.h"
 #include "dpcli.h"
 #include "ledger.h"
+#include "opts.h"
 #include "pate.h"
+#include "pateio.h"
 #include "tensor.h"
 #include "tstream.h"
 
 #define MAX_AUDIT 32768			/* --audit-repeat: 2 tensors each */
-#define ROW_BYTES (1u << 20)		/* bytes of votes read at once */
 #define WORK_ITEM "teacher-vote"
-#define UNSAFE_ENV "PRIVADA_TEST_UNSAFE"
 
 static const char *const mech_names[] = { "lnmax", "gnmax",
     "confident-gnmax", NULL };
 
 enum {
-	OPT_AUDIT = 256, OPT_CLASSES, OPT_DDEP, OPT_DATASET, OPT_GAMMA,
-	OPT_LEVEL, OPT_MAX_ANSWERS, OPT_MECHANISM, OPT_REVEAL, OPT_SIGMA,
-	OPT_SIGMA1, OPT_SS_BETA, OPT_SS_ORDER, OPT_SS_SIGMA, OPT_THRESHOLD,
-	OPT_UNSAFE
+	OPT_AUDIT = OPTS_FIRST_TOOL, OPT_CLASSES, OPT_DDEP, OPT_GAMMA,
+	OPT_MAX_ANSWERS, OPT_MECHANISM, OPT_REVEAL, OPT_SIGMA, OPT_SIGMA1,
+	OPT_SS_BETA, OPT_SS_ORDER, OPT_SS_SIGMA, OPT_THRESHOLD, OPT_UNSAFE
 };
 
 /* The mechanism's parameters in p; the rest is the command line. */
 struct opts {
 	struct pate_params p;
-	const char *output, *level, *seed, *dataset;
-	int force, quiet;
+	struct opts_common c;	/* -f -o -q -S, --level, --dataset */
 	int has_gamma, has_sigma, has_sigma1, has_threshold;
 	int has_ss_beta, has_ss_order, has_ss_sigma;
 	uint64_t classes;
@@ -168,20 +166,13 @@ check_ddep(struct opts *o)
 	if (o->p.half_noise)
 		cli_usage_error("--data-dependent does not go with "
 		    "--unsafe-test-half-noise");
-	if (o->p.reveal) {
-		const char *e = getenv(UNSAFE_ENV);
-		if (e == NULL || strcmp(e, "1") != 0)
-			cli_usage_error("--unsafe-test-reveal-ss is refused "
-			    "unless %s=1: it publishes data-dependent values "
-			    "(tests only)", UNSAFE_ENV);
-	}
+	if (o->p.reveal)
+		opts_unsafe_gate("--unsafe-test-reveal-ss");
 }
 
 static void
 check_options(struct opts *o)
 {
-	const char *e;
-
 	check_ddep(o);
 	if (o->classes == 0)
 		cli_usage_error("--classes is required: the number of classes "
@@ -214,114 +205,14 @@ check_options(struct opts *o)
 			cli_usage_error("--sigma 0 and --sigma1 0 go together "
 			    "(no noise at all, NOT private)");
 	}
-	if (o->p.half_noise) {
-		e = getenv(UNSAFE_ENV);
-		if (e == NULL || strcmp(e, "1") != 0)
-			cli_usage_error("--unsafe-test-half-noise is refused "
-			    "unless %s=1: it breaks the privacy guarantee (tests "
-			    "only)", UNSAFE_ENV);
-	}
+	if (o->p.half_noise)
+		opts_unsafe_gate("--unsafe-test-half-noise");
 }
 
 /* ---- input ---- */
 
-/* Allocate the histograms once the number of queries is known. */
-static void
-votes_alloc(struct pate_votes *v, uint64_t q, const char *label)
-{
-	int rc = pate_votes_alloc(v, q);
-
-	if (rc == PV_E_LIMIT)
-		cli_die(EX_DATAERR, "%s: %" PRIu64 " queries of %zu classes: "
-		    "more than %" PRIu64 " vote counts", label, q, v->k,
-		    PATE_MAX_COUNTS);
-	if (rc != 0)
-		cli_die(EX_OSERR, "out of memory");
-}
-
-/* Add the votes of one teacher (or rows teachers) to the histograms. */
-static void
-add_votes(struct pate_votes *v, const int32_t *lab, size_t rows,
-    const char *label, const char *tname)
-{
-	uint64_t n0 = v->n;
-	size_t q = 0;
-	int rc = pate_votes_add(v, lab, rows, &q);
-
-	if (rc == PV_E_LIMIT)
-		cli_die(EX_DATAERR, "%s: more than %" PRIu32 " teachers",
-		    label, PATE_MAX_TEACHERS);
-	if (rc != 0)
-		cli_die(EX_DATAERR, "%s: tensor '%s': teacher %" PRIu64 ", "
-		    "query %zu: label %" PRId32 " outside [0, %zu) (--classes "
-		    "%zu)", label, tname, v->n, q,
-		    lab[(size_t)(v->n - n0) * v->q + q], v->k, v->k);
-}
-
-/* The tensor 'votes' (i32 [teachers, queries]), read by chunks of rows. */
-static void
-read_votes_tensor(struct ts_reader *r, const struct tensor *h,
-    struct pate_votes *v, const char *label)
-{
-	size_t cap;
-	int32_t *buf;
-	int64_t got;
-
-	if (h->dtype != TS_I32 || h->ndim != 2)
-		cli_die(EX_DATAERR, "%s: tensor 'votes': expected i32 of 2 "
-		    "dimensions [teachers, queries], not %s of %d",
-		    label, ts_dtype_name(h->dtype) ? ts_dtype_name(h->dtype) :
-		    "?", h->ndim);
-	votes_alloc(v, h->dims[1], label);
-	cap = v->q == 0 ? 1 : ROW_BYTES / 4 / v->q;
-	cap = cap ? cap : 1;
-	buf = cli_reallocarray(NULL, cap, v->q ? v->q * 4 : 4);
-	while ((got = ts_read_rows(r, buf, cap)) > 0)
-		add_votes(v, buf, (size_t)got, label, "votes");
-	if (got < 0)
-		cli_rdie(r, (int)got);
-	free(buf);
-}
-
-/* One teacher's 'y_pred' (i32 [queries] or [queries, 1]). */
-static void
-read_ypred_tensor(struct ts_reader *r, const struct tensor *h,
-    struct pate_votes *v, const char *label)
-{
-	int32_t *lab = NULL;
-	size_t n = 0, cap = 0;
-	int64_t got;
-
-	if (h->dtype != TS_I32 || !(h->ndim == 1 || (h->ndim == 2 &&
-	    h->dims[1] == 1)))
-		cli_die(EX_DATAERR, "%s: tensor 'y_pred': expected i32 labels "
-		    "[queries], not %s of %d dimensions", label,
-		    ts_dtype_name(h->dtype) ? ts_dtype_name(h->dtype) : "?",
-		    h->ndim);
-	for (;;) {
-		if (n == cap) {
-			cap = cap ? 2 * cap : 4096;
-			lab = cli_reallocarray(lab, cap, sizeof *lab);
-		}
-		got = ts_read_rows(r, lab + n, cap - n);
-		if (got < 0)
-			cli_rdie(r, (int)got);
-		if (got == 0)
-			break;
-		n += (size_t)got;
-	}
-	if (v->count == NULL)
-		votes_alloc(v, n, label);
-	else if (n != v->q)
-		cli_die(EX_DATAERR, "%s: tensor 'y_pred' has %zu queries, the "
-		    "first teacher %zu: teachers must answer the same queries",
-		    label, n, v->q);
-	add_votes(v, lab, 1, label, "y_pred");
-	free(lab);
-}
-
-/* Read one input: a 'votes' tensor or a teacher's 'y_pred' (other
- * tensors are skipped).  *meta receives a copy of its stream metadata.
+/* Read one input: a 'votes' tensor or a teacher's 'y_pred' (pateio).
+ * *meta receives a copy of its stream metadata.
  * @return 1 for votes, 0 for y_pred. */
 static int
 read_input(const char *path, struct pate_votes *v, struct ts_meta *meta,
@@ -329,38 +220,14 @@ read_input(const char *path, struct pate_votes *v, struct ts_meta *meta,
 {
 	FILE *fp = cli_open_in(path, label);
 	struct ts_reader *r = cli_reader(fp, *label);
-	struct tensor h;
-	int rc, kind = -1;
+	char msg[PATEIO_MSG];
+	int rc, kind;
 
-	while ((rc = ts_read_next(r, &h)) == 1) {
-		int is_votes = strcmp(h.name, "votes") == 0;
-
-		if (!is_votes && strcmp(h.name, "y_pred") != 0) {
-			tensor_free(&h);
-			continue;
-		}
-		if (kind >= 0)
-			cli_die(EX_DATAERR, "%s: a second tensor '%s': an input "
-			    "holds one 'votes' or one 'y_pred'", *label,
-			    h.name);
-		kind = is_votes;
-		if (want >= 0 && kind != want)
-			cli_die(EX_DATAERR, "%s: tensor '%s': %s", *label,
-			    h.name, want ? "a stream of 'votes' is the only "
-			    "input" : "expected the predictions 'y_pred' of a "
-			    "teacher, as the other inputs");
-		if (kind)
-			read_votes_tensor(r, &h, v, *label);
-		else
-			read_ypred_tensor(r, &h, v, *label);
-		tensor_free(&h);
+	if ((rc = pateio_read(r, v, want, *label, &kind, msg)) != 0) {
+		if (msg[0] == '\0')
+			cli_rdie(r, rc);
+		cli_die(rc == PV_E_NOMEM ? EX_OSERR : EX_DATAERR, "%s", msg);
 	}
-	if (rc < 0)
-		cli_rdie(r, rc);
-	if (kind < 0)
-		cli_die(EX_DATAERR, "%s: no tensor 'votes' (i32 [teachers, "
-		    "queries]) or 'y_pred' (a teacher's labels, from predict)",
-		    *label);
 	if (ts_meta_merge(meta, ts_reader_meta(r), "", NULL) != 0)
 		cli_die(EX_OSERR, "out of memory");
 	*digest = ts_reader_digest(r);
@@ -607,11 +474,11 @@ main(int argc, char **argv)
 		{ "audit-repeat", required_argument, NULL, OPT_AUDIT },
 		{ "classes", required_argument, NULL, OPT_CLASSES },
 		{ "data-dependent", no_argument, NULL, OPT_DDEP },
-		{ "dataset", required_argument, NULL, OPT_DATASET },
+		{ "dataset", required_argument, NULL, OPTS_DATASET },
 		{ "force", no_argument, NULL, 'f' },
 		{ "gamma", required_argument, NULL, OPT_GAMMA },
 		{ "help", no_argument, NULL, 'h' },
-		{ "level", required_argument, NULL, OPT_LEVEL },
+		{ "level", required_argument, NULL, OPTS_LEVEL },
 		{ "max-answers", required_argument, NULL, OPT_MAX_ANSWERS },
 		{ "mechanism", required_argument, NULL, OPT_MECHANISM },
 		{ "output", required_argument, NULL, 'o' },
@@ -628,7 +495,7 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct opts o = { .p.mech = PATE_LNMAX };
+	struct opts o = { .p.mech = PATE_LNMAX, .c = OPTS_COMMON_INIT };
 	struct pate_votes v = { 0 };
 	struct pate *pt = NULL;
 	struct pate_dd dd = { 0 };
@@ -650,24 +517,9 @@ main(int argc, char **argv)
 	cli_init(argv[0], argc, argv);
 	while ((ch = getopt_long(argc, argv, "fho:qS:V", longopts, NULL)) !=
 	    -1) {
+		if (opts_common(&o.c, ch, optarg, usage))
+			continue;
 		switch (ch) {
-		case 'f':
-			o.force = 1;
-			break;
-		case 'h':
-			usage(0);
-		case 'o':
-			o.output = optarg;
-			break;
-		case 'q':
-			o.quiet = 1;
-			break;
-		case 'S':
-			(void)dpcli_seed_arg(optarg);
-			o.seed = optarg;
-			break;
-		case 'V':
-			cli_version();
 		case OPT_AUDIT:
 			o.p.audit = (uint64_t)cli_ll("--audit-repeat", optarg, 1,
 			    MAX_AUDIT);
@@ -679,18 +531,9 @@ main(int argc, char **argv)
 		case OPT_DDEP:
 			o.p.ddep = 1;
 			break;
-		case OPT_DATASET:
-			if (ledger_check_dataset(optarg) != NULL)
-				cli_usage_error("invalid --dataset '%s': %s",
-				    optarg, ledger_check_dataset(optarg));
-			o.dataset = optarg;
-			break;
 		case OPT_GAMMA:
 			o.p.gamma = gamma_arg(optarg);
 			o.has_gamma = 1;
-			break;
-		case OPT_LEVEL:
-			o.level = cli_level_arg(optarg);
 			break;
 		case OPT_MAX_ANSWERS:
 			o.p.max_answers = (uint64_t)cli_ll("--max-answers", optarg,
@@ -738,7 +581,6 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	cli_set_quiet(o.quiet);
 	check_options(&o);
 	off = pate_noise_off(&o.p);
 	if (o.p.audit && off)
@@ -760,8 +602,8 @@ main(int argc, char **argv)
 
 	/* Open the output and the generator before reading; the noise is
 	 * drawn only after every input has been read and checked. */
-	ofp = cli_out_open(o.output, o.force);
-	rng = dpcli_rng(o.seed, WORK_ITEM);
+	ofp = cli_out_open(o.c.output, o.c.force);
+	rng = dpcli_rng(o.c.seed, WORK_ITEM);
 	if (off)
 		cli_warn("%s: no noise: the output is NOT private",
 		    o.p.mech == PATE_LNMAX ? "--gamma inf" : "--sigma 0");
@@ -788,7 +630,7 @@ main(int argc, char **argv)
 			cli_die(EX_DATAERR, "%s: tensor 'votes' has no teachers",
 			    label);
 		snprintf(dsbuf, sizeof dsbuf, "%s",
-		    dpcli_dataset(&in, o.dataset, label));
+		    dpcli_dataset(&in, o.c.dataset, label));
 		dataset = dsbuf;
 		dpcli_carry(&meta, &in, NULL, NULL, label);
 	} else {
@@ -805,9 +647,9 @@ main(int argc, char **argv)
 			if (dataset == NULL) {
 				/* A copy: in is freed for the next teacher. */
 				snprintf(dsbuf, sizeof dsbuf, "%s",
-				    teacher_dataset(&in, o.dataset, label));
+				    teacher_dataset(&in, o.c.dataset, label));
 				dataset = dsbuf;
-			} else if (strcmp(teacher_dataset(&in, o.dataset,
+			} else if (strcmp(teacher_dataset(&in, o.c.dataset,
 			    label), dataset) != 0)
 				cli_die(EX_DATAERR, "%s: the teachers protect "
 				    "different datasets (%s and %s)", label,
@@ -830,7 +672,7 @@ main(int argc, char **argv)
 
 	y = cli_reallocarray(NULL, v.q ? v.q : 1, sizeof *y);
 	ans = cli_reallocarray(NULL, v.q ? v.q : 1, sizeof *ans);
-	w = cli_writer(ofp, o.level);
+	w = cli_writer(ofp, o.c.level);
 	if (!o.p.audit) {
 		/* The data-dependent release (with --data-dependent) draws
 		 * after the answers, from the same generator. */
@@ -844,8 +686,8 @@ main(int argc, char **argv)
 
 			snprintf(item, sizeof item, "%s/audit/%" PRIu64,
 			    WORK_ITEM, i);
-			if (o.seed && rng_new_seeded(&ri,
-			    dpcli_seed_arg(o.seed), item) != 0)
+			if (o.c.seed && rng_new_seeded(&ri,
+			    dpcli_seed_arg(o.c.seed), item) != 0)
 				cli_die(EX_OSERR, "out of memory");
 			if ((rc = pate_run(pt, ri, &v, y, ans, NULL)) != 0)
 				run_die(rc);
