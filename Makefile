@@ -75,7 +75,10 @@ $(B)/libprivada-cli.a: $(patsubst tools/common/%.c,$(B)/obj/cli/%.o,$(CLI_SRC))
 
 LIBS := $(B)/libprivada-cli.a $(B)/libprivada.a
 $(BIN)/%: tools/%.c $(LIBS) $(LIB_HDR) $(CLI_HDR) | $(BIN)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIBS) $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) $(LIBS) $(LDLIBS)
+
+# A tool in several files: tools/NAME.c (options, main) and tools/NAME/.
+$(BIN)/gmm-fit: $(wildcard tools/gmm-fit/*.[ch])
 
 $(B)/unit/%: tests/unit/%.c $(B)/libprivada.a $(LIB_HDR) | $(B)/unit
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Wno-conversion -o $@ $< $(B)/libprivada.a $(LDLIBS)
