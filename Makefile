@@ -75,7 +75,10 @@ $(B)/libprivada-cli.a: $(patsubst tools/common/%.c,$(B)/obj/cli/%.o,$(CLI_SRC))
 
 LIBS := $(B)/libprivada-cli.a $(B)/libprivada.a
 $(BIN)/%: tools/%.c $(LIBS) $(LIB_HDR) $(CLI_HDR) | $(BIN)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIBS) $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) $(LIBS) $(LDLIBS)
+
+# A tool in several files: tools/NAME.c (options, main) and tools/NAME/.
+$(BIN)/gmm-fit: $(wildcard tools/gmm-fit/*.[ch])
 
 # tns has one file per group of commands, under tools/tns/.
 TNS_SRC := $(wildcard tools/tns/*.c)

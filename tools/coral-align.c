@@ -17,6 +17,7 @@
 #include "coral.h"
 #include "la.h"
 #include "ledger.h"
+#include "opts.h"
 #include "tensor.h"
 #include "tstream.h"
 
@@ -28,7 +29,7 @@
 enum { M_CORAL, M_SA };
 enum { E_CONCAT, E_BLOCKS };
 enum {
-	OPT_APPLY_TARGET = 256, OPT_DIM, OPT_EMIT, OPT_LEVEL, OPT_METHOD,
+	OPT_APPLY_TARGET = OPTS_FIRST_TOOL, OPT_DIM, OPT_EMIT, OPT_METHOD,
 	OPT_REG, OPT_SOURCE_COV, OPT_TARGET_COV
 };
 
@@ -36,8 +37,9 @@ static const char *const methods[] = { "coral", "sa", NULL };
 static const char *const emits[] = { "concat", "blocks", NULL };
 
 struct opts {
-	const char *output, *level, *source_cov, *target_cov;
-	int force, quiet, verbose, method, emit, apply_target, reg_set;
+	struct opts_common c;	/* -f -o -q -v --level */
+	const char *source_cov, *target_cov;
+	int method, emit, apply_target, reg_set;
 	uint64_t dim;
 	double reg;
 };
@@ -66,20 +68,20 @@ struct covs {
 };
 
 static const struct option longopts[] = {
+	{ "force", no_argument, NULL, 'f' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "level", required_argument, NULL, OPTS_LEVEL },
 	{ "apply-target", no_argument, NULL, OPT_APPLY_TARGET },
 	{ "dim", required_argument, NULL, OPT_DIM },
 	{ "emit", required_argument, NULL, OPT_EMIT },
-	{ "force", no_argument, NULL, 'f' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "level", required_argument, NULL, OPT_LEVEL },
 	{ "method", required_argument, NULL, OPT_METHOD },
-	{ "output", required_argument, NULL, 'o' },
-	{ "quiet", no_argument, NULL, 'q' },
 	{ "reg", required_argument, NULL, OPT_REG },
 	{ "source-cov", required_argument, NULL, OPT_SOURCE_COV },
 	{ "target-cov", required_argument, NULL, OPT_TARGET_COV },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -646,7 +648,7 @@ align_x(struct run *ru, struct ts_reader *r, struct ts_writer *w,
 		fclose(ru->sp.fp);
 	}
 	cli_progress_done();
-	if (o->verbose)
+	if (o->c.verbose)
 		fprintf(stderr, "%s: %llu rows of %zu features to %zu columns in "
 		    "%zu blocks\n", cli_prog(), (unsigned long long)rows, ru->d,
 		    ru->wtot, ru->nb);
@@ -655,8 +657,8 @@ align_x(struct run *ru, struct ts_reader *r, struct ts_writer *w,
 int
 main(int argc, char **argv)
 {
-	struct opts o = { .method = M_CORAL, .emit = E_CONCAT,
-	    .reg = DEFAULT_REG };
+	struct opts o = { .c = OPTS_COMMON_INIT, .method = M_CORAL,
+	    .emit = E_CONCAT, .reg = DEFAULT_REG };
 	struct covs cs = { .what = "source" }, ct = { .what = "target" };
 	struct ts_meta meta = { 0 }, prov = { 0 };
 	struct run ru = { 0 };
@@ -670,23 +672,9 @@ main(int argc, char **argv)
 
 	cli_init("coral-align", argc, argv);
 	while ((ch = getopt_long(argc, argv, "fho:qVv", longopts, NULL)) != -1) {
+		if (opts_common(&o.c, ch, optarg, usage))
+			continue;
 		switch (ch) {
-		case 'f':
-			o.force = 1;
-			break;
-		case 'h':
-			usage(0);
-		case 'o':
-			o.output = optarg;
-			break;
-		case 'q':
-			o.quiet = 1;
-			break;
-		case 'V':
-			cli_version();
-		case 'v':
-			o.verbose = 1;
-			break;
 		case OPT_APPLY_TARGET:
 			o.apply_target = 1;
 			break;
@@ -695,9 +683,6 @@ main(int argc, char **argv)
 			break;
 		case OPT_EMIT:
 			o.emit = cli_choice("--emit", optarg, emits);
-			break;
-		case OPT_LEVEL:
-			o.level = cli_level_arg(optarg);
 			break;
 		case OPT_METHOD:
 			o.method = cli_choice("--method", optarg, methods);
@@ -731,12 +716,11 @@ main(int argc, char **argv)
 	if (strcmp(o.source_cov, "-") == 0 || strcmp(o.target_cov, "-") == 0)
 		cli_usage_error("--source-cov and --target-cov must be files "
 		    "(the rows come on stdin)");
-	cli_set_quiet(o.quiet);
 
 	cs.fp = cli_open_in(o.source_cov, &cs.label);
 	ct.fp = cli_open_in(o.target_cov, &ct.label);
 	in = cli_open_in(argc ? argv[0] : NULL, &label);
-	w = cli_writer(cli_out_open(o.output, o.force), o.level);
+	w = cli_writer(cli_out_open(o.c.output, o.c.force), o.c.level);
 	covs_load(&cs);
 	cli_prov_input(&prov, 0, cs.label, cs.digest, &cs.meta);
 	covs_load(&ct);
@@ -751,9 +735,9 @@ main(int argc, char **argv)
 		struct blk *b = &ru.b[i];
 
 		if (o.method == M_SA)
-			sa_block(b, &ct.b[i], o.dim, o.apply_target, o.verbose);
+			sa_block(b, &ct.b[i], o.dim, o.apply_target, o.c.verbose);
 		else if (!o.apply_target)
-			coral_block(b, &ct.b[i], o.reg, o.verbose);
+			coral_block(b, &ct.b[i], o.reg, o.c.verbose);
 		else
 			b->w = b->k;	/* CORAL leaves target rows alone */
 		b->off = ru.wtot;

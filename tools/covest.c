@@ -7,31 +7,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "covest.h"
 #include "dpcli.h"
 #include "ledger.h"
+#include "opts.h"
+#include "sidein.h"
 #include "tensor.h"
 #include "tstream.h"
 
 #define MAX_AUDIT 1000000		/* --audit-repeat */
 #define WORK_ITEM COVEST_WORK_ITEM
-#define UNSAFE_ENV "PRIVADA_TEST_UNSAFE"
 
 enum {
-	OPT_ASSUME_RAW = 256, OPT_AUDIT, OPT_CALIBRATION, OPT_CLIP, OPT_COUNT_PUBLIC,
-	OPT_DATASET, OPT_LEVEL, OPT_MEAN, OPT_NEIGHBOURS, OPT_SELECT_ON,
-	OPT_SIGMA, OPT_SPLIT, OPT_SUBSPACES, OPT_TENSOR, OPT_UNSAFE
+	OPT_ASSUME_RAW = OPTS_FIRST_TOOL, OPT_AUDIT, OPT_CALIBRATION, OPT_CLIP,
+	OPT_COUNT_PUBLIC, OPT_MEAN, OPT_NEIGHBOURS, OPT_SELECT_ON, OPT_SIGMA,
+	OPT_SPLIT, OPT_SUBSPACES, OPT_TENSOR, OPT_UNSAFE
 };
 
 struct opts {
+	struct opts_common c;		/* -d -e -f -o -q -S -V -v, ... */
 	struct covest_params p;		/* the release (covest.h) */
-	const char *output, *level, *seed, *tensor, *dataset, *select_on;
+	const char *tensor, *select_on;
 	const char *mean_file, *subspaces_arg, *from_file;
-	int force, quiet, verbose, assume_raw, has_relation;
+	int assume_raw, has_relation;
 };
 
 __attribute__((noreturn)) static void
@@ -187,13 +188,8 @@ check_options(struct opts *o)
 {
 	const char *msg;
 
-	if (o->p.unsafe_per_block) {
-		const char *e = getenv(UNSAFE_ENV);
-		if (e == NULL || strcmp(e, "1") != 0)
-			cli_usage_error("--unsafe-test-miscalibrate is refused "
-			    "unless %s=1: it breaks the privacy guarantee "
-			    "(tests only)", UNSAFE_ENV);
-	}
+	if (o->p.unsafe_per_block)
+		opts_unsafe_gate("--unsafe-test-miscalibrate");
 	/* --count-public means replace-one (covest_check_params refuses an
 	 * explicit add-remove). */
 	if (o->p.has_count && !o->has_relation)
@@ -232,18 +228,6 @@ progress(void *ctx, const char *what, double done, double total)
 	cli_progress(what, (uint64_t)done, (uint64_t)total);
 }
 
-/* Refuse a side input that is the main input itself. */
-static void
-not_the_input(FILE *in, FILE *side, const char *opt, const char *path)
-{
-	struct stat a, b;
-
-	if (fstat(fileno(in), &a) == 0 && fstat(fileno(side), &b) == 0 &&
-	    a.st_dev == b.st_dev && a.st_ino == b.st_ino && S_ISREG(a.st_mode))
-		cli_usage_error("%s '%s' is the input itself: the private rows "
-		    "cannot be declared public", opt, path);
-}
-
 static void
 record_release(struct ts_meta *m, struct rng *rng, const char *dataset,
     const struct covest *c)
@@ -267,22 +251,14 @@ main(int argc, char **argv)
 	    NULL };
 	static const char *const unsafe[] = { "per-block", NULL };
 	static const struct option longopts[] = {
+		OPTS_COMMON_LONG,
 		{ "assume-raw", no_argument, NULL, OPT_ASSUME_RAW },
 		{ "audit-repeat", required_argument, NULL, OPT_AUDIT },
 		{ "calibration", required_argument, NULL, OPT_CALIBRATION },
 		{ "clip", required_argument, NULL, OPT_CLIP },
 		{ "count-public", required_argument, NULL, OPT_COUNT_PUBLIC },
-		{ "dataset", required_argument, NULL, OPT_DATASET },
-		{ "delta", required_argument, NULL, 'd' },
-		{ "epsilon", required_argument, NULL, 'e' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "level", required_argument, NULL, OPT_LEVEL },
 		{ "mean", required_argument, NULL, OPT_MEAN },
 		{ "neighbours", required_argument, NULL, OPT_NEIGHBOURS },
-		{ "output", required_argument, NULL, 'o' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "seed", required_argument, NULL, 'S' },
 		{ "select-on", required_argument, NULL, OPT_SELECT_ON },
 		{ "sigma", required_argument, NULL, OPT_SIGMA },
 		{ "split", required_argument, NULL, OPT_SPLIT },
@@ -290,11 +266,9 @@ main(int argc, char **argv)
 		{ "tensor", required_argument, NULL, OPT_TENSOR },
 		{ "unsafe-test-miscalibrate", required_argument, NULL,
 		    OPT_UNSAFE },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct opts o = { .tensor = "X",
+	struct opts o = { .c = OPTS_COMMON_INIT, .tensor = "X",
 	    .p = { .relation = LEDGER_ADD_REMOVE } };
 	struct ts_reader *r, *rm = NULL, *rs = NULL, *rf = NULL;
 	struct ts_meta meta = { 0 }, prov = { 0 };
@@ -317,38 +291,12 @@ main(int argc, char **argv)
 	memcpy(av, argv, (size_t)argc * sizeof *av);
 	av[argc] = NULL;
 	av[0] = (char *)(uintptr_t)cli_prog();
+	o.c.epsilon_max = COVEST_EPS_MAX;
 	while ((ch = getopt_long(argc, av, "d:e:fho:qS:Vv", longopts,
 	    NULL)) != -1) {
+		if (opts_common(&o.c, ch, optarg, usage))
+			continue;
 		switch (ch) {
-		case 'd':
-			o.p.delta = dpcli_delta_arg("--delta", optarg);
-			o.p.has_delta = 1;
-			break;
-		case 'e':
-			o.p.epsilon = dpcli_epsilon_arg("--epsilon", optarg,
-			    COVEST_EPS_MAX);
-			o.p.has_eps = 1;
-			break;
-		case 'f':
-			o.force = 1;
-			break;
-		case 'h':
-			usage(0);
-		case 'o':
-			o.output = optarg;
-			break;
-		case 'q':
-			o.quiet = 1;
-			break;
-		case 'S':
-			(void)dpcli_seed_arg(optarg);
-			o.seed = optarg;
-			break;
-		case 'V':
-			cli_version();
-		case 'v':
-			o.verbose = 1;
-			break;
 		case OPT_ASSUME_RAW:
 			o.assume_raw = 1;
 			break;
@@ -370,15 +318,6 @@ main(int argc, char **argv)
 			o.p.count_public = (uint64_t)cli_ll("--count-public",
 			    optarg, 0, INT64_MAX);
 			o.p.has_count = 1;
-			break;
-		case OPT_DATASET:
-			o.dataset = optarg;
-			if (ledger_check_dataset(optarg) != NULL)
-				cli_usage_error("invalid --dataset '%s': %s",
-				    optarg, ledger_check_dataset(optarg));
-			break;
-		case OPT_LEVEL:
-			o.level = cli_level_arg(optarg);
 			break;
 		case OPT_MEAN:
 			if (strcmp(optarg, "released") == 0) {
@@ -430,15 +369,18 @@ main(int argc, char **argv)
 		}
 	}
 	if (o.assume_raw)
-		dpcli_assume_raw(o.dataset);
+		dpcli_assume_raw(o.c.dataset);
 	argc -= optind;
 	if (argc > 1)
 		usage(EX_USAGE);
-	cli_set_quiet(o.quiet);
+	o.p.epsilon = o.c.epsilon;
+	o.p.has_eps = o.c.has_epsilon;
+	o.p.delta = o.c.delta;
+	o.p.has_delta = o.c.has_delta;
 	o.p.select_public = o.select_on != NULL;
-	o.p.seeded = o.seed != NULL;
-	if (o.seed)
-		o.p.seed = dpcli_seed_arg(o.seed);
+	o.p.seeded = o.c.seed != NULL;
+	if (o.c.seed)
+		o.p.seed = dpcli_seed_arg(o.c.seed);
 	{
 		long np = sysconf(_SC_NPROCESSORS_ONLN);
 		o.p.threads = np < 1 ? 1 : np > COVEST_MAX_THREADS ?
@@ -449,25 +391,18 @@ main(int argc, char **argv)
 
 	/* Open everything before computing. */
 	in = cli_open_in(argc == 1 ? av[optind] : NULL, &label);
-	if (o.mean_file) {
-		if (strcmp(o.mean_file, "-") == 0)
-			cli_usage_error("--mean needs a file, not stdin");
-		mfp = cli_open_in(o.mean_file, &mlabel);
-		not_the_input(in, mfp, "--mean", o.mean_file);
-	}
+	if (o.mean_file)
+		mfp = sidein_open(in, "--mean", o.mean_file, &mlabel);
 	if (o.select_on) {
-		if (strcmp(o.select_on, "-") == 0)
-			cli_usage_error("--select-on needs a file, not stdin");
-		sfp = cli_open_in(o.select_on, &slabel);
-		not_the_input(in, sfp, "--select-on", o.select_on);
+		sfp = sidein_open(in, "--select-on", o.select_on, &slabel);
 		cli_warn("--select-on %s: the subspaces depend on this data, "
 		    "which is declared public: it gets no privacy protection",
 		    o.select_on);
 	}
 	if (o.from_file)
 		ffp = cli_open_in(o.from_file, &flabel);
-	ofp = cli_out_open(o.output, o.force);
-	rng = dpcli_rng(o.seed, WORK_ITEM);
+	ofp = cli_out_open(o.c.output, o.c.force);
+	rng = dpcli_rng(o.c.seed, WORK_ITEM);
 	if (o.p.has_sigma && o.p.sigma == 0)
 		cli_warn("--sigma 0: no noise: the output is NOT private");
 	if (o.p.unsafe_per_block)
@@ -520,9 +455,9 @@ main(int argc, char **argv)
 	if (!pl->noisy && nonfinite)
 		cli_warn("%llu rows with non-finite values were taken as zero "
 		    "rows", (unsigned long long)nonfinite);
-	dataset = dpcli_dataset(ts_reader_meta(r), o.dataset, label);
+	dataset = dpcli_dataset(ts_reader_meta(r), o.c.dataset, label);
 
-	w = cli_writer(ofp, o.level);
+	w = cli_writer(ofp, o.c.level);
 	if (!o.p.audit) {
 		if ((rc = covest_release(c, w, rng, 0)) != 0)
 			covest_die(c, rc, label);
@@ -585,7 +520,7 @@ main(int argc, char **argv)
 	    (rc = ts_writer_finish(w)) != 0)
 		cli_wdie(w, rc);
 	ts_writer_close(w);
-	if (o.verbose) {
+	if (o.c.verbose) {
 		double gf = (double)n * (double)d * (double)d /
 		    fmax(syrk_secs, 1e-9) / 1e9;
 		fprintf(stderr, "%s: %llu rows x %zu features: read and "

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "la.h"
 #include "ledger.h"
+#include "opts.h"
 #include "psd.h"
 #include "tensor.h"
 #include "tstream.h"
@@ -24,14 +25,15 @@
 
 enum { M_SHRINK, M_EIGCLIP, M_NONE };
 enum { T_IDENTITY, T_DIAG, T_FILE };
-enum { OPT_FLOOR = 256, OPT_LEVEL, OPT_METHOD, OPT_TARGET, OPT_TOL };
+enum { OPT_FLOOR = OPTS_FIRST_TOOL, OPT_METHOD, OPT_TARGET, OPT_TOL };
 
 static const char *const methods[] = { "shrink", "eigclip", "none", NULL };
 static const char *const tnames[] = { "identity", "diag", "file" };
 
 struct opts {
-	const char *output, *level, *target_file;
-	int force, quiet, verbose, method, target;
+	struct opts_common c;	/* -f -o -q -v --level */
+	const char *target_file;
+	int method, target;
 	int floor_set, tol_set, target_set;
 	double floor, tol;
 };
@@ -52,17 +54,17 @@ struct seen {
 };
 
 static const struct option longopts[] = {
-	{ "floor", required_argument, NULL, OPT_FLOOR },
 	{ "force", no_argument, NULL, 'f' },
 	{ "help", no_argument, NULL, 'h' },
-	{ "level", required_argument, NULL, OPT_LEVEL },
-	{ "method", required_argument, NULL, OPT_METHOD },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "level", required_argument, NULL, OPTS_LEVEL },
+	{ "floor", required_argument, NULL, OPT_FLOOR },
+	{ "method", required_argument, NULL, OPT_METHOD },
 	{ "target", required_argument, NULL, OPT_TARGET },
 	{ "tol", required_argument, NULL, OPT_TOL },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -224,7 +226,7 @@ process(struct tensor *t, const struct opts *o, const struct target *tg,
 		if (ts_meta_setf(&t->meta, "psd.floor", "%.17g", o->floor) != 0 ||
 		    ts_meta_setf(&t->meta, "psd.clipped", "%zu", clipped) != 0)
 			cli_die(EX_OSERR, "out of memory");
-		if (o->verbose)
+		if (o->c.verbose)
 			fprintf(stderr, "%s: %s: k %zu, smallest eigenvalue %.6g, "
 			    "%zu clipped to %.6g\n", cli_prog(), t->name, k, lmin,
 			    clipped, o->floor);
@@ -262,7 +264,7 @@ process(struct tensor *t, const struct opts *o, const struct target *tg,
 	    ts_meta_setf(&t->meta, "psd.target_fnorm", "%.17g", ns) != 0 ||
 	    ts_meta_setf(&t->meta, "psd.input_fnorm", "%.17g", nc) != 0)
 		cli_die(EX_OSERR, "out of memory");
-	if (o->verbose)
+	if (o->c.verbose)
 		fprintf(stderr, "%s: %s: k %zu, alpha %.17g after %d Cholesky "
 		    "attempts; ||Sigma||_F %.6g %s ||C||_F %.6g: Theorem 2 "
 		    "condition %s\n", cli_prog(), t->name, k, alpha, tries, ns,
@@ -320,8 +322,8 @@ parse_target(struct opts *o, const char *arg)
 int
 main(int argc, char **argv)
 {
-	struct opts o = { .method = M_SHRINK, .target = T_IDENTITY,
-	    .tol = DEFAULT_TOL };
+	struct opts o = { .c = OPTS_COMMON_INIT, .method = M_SHRINK,
+	    .target = T_IDENTITY, .tol = DEFAULT_TOL };
 	struct target tg = { 0 };
 	struct seen sub = { 0 };
 	struct ts_meta meta = { 0 }, prov = { 0 };
@@ -336,29 +338,12 @@ main(int argc, char **argv)
 
 	cli_init("psdshrink", argc, argv);
 	while ((ch = getopt_long(argc, argv, "fho:qVv", longopts, NULL)) != -1) {
+		if (opts_common(&o.c, ch, optarg, usage))
+			continue;
 		switch (ch) {
-		case 'f':
-			o.force = 1;
-			break;
-		case 'h':
-			usage(0);
-		case 'o':
-			o.output = optarg;
-			break;
-		case 'q':
-			o.quiet = 1;
-			break;
-		case 'V':
-			cli_version();
-		case 'v':
-			o.verbose = 1;
-			break;
 		case OPT_FLOOR:
 			o.floor = cli_double("--floor", optarg, 0, DBL_MAX);
 			o.floor_set = 1;
-			break;
-		case OPT_LEVEL:
-			o.level = cli_level_arg(optarg);
 			break;
 		case OPT_METHOD:
 			o.method = cli_choice("--method", optarg, methods);
@@ -378,7 +363,6 @@ main(int argc, char **argv)
 	argv += optind;
 	if (argc > 1)
 		cli_usage_error("at most one input file");
-	cli_set_quiet(o.quiet);
 	if (o.floor_set && o.method != M_EIGCLIP)
 		cli_usage_error("--floor applies to --method eigclip only");
 	if ((o.tol_set || o.target_set) && o.method != M_SHRINK)
@@ -389,7 +373,7 @@ main(int argc, char **argv)
 	if (o.target == T_FILE && strcmp(o.target_file, "-") == 0 &&
 	    strcmp(label, "<stdin>") == 0)
 		cli_usage_error("the input and --target cannot both be stdin");
-	w = cli_writer(cli_out_open(o.output, o.force), o.level);
+	w = cli_writer(cli_out_open(o.c.output, o.c.force), o.c.level);
 	/* The target is read first, whole: it is as small as the input's
 	 * covariances, which arrive one by one. */
 	if (o.target == T_FILE) {
