@@ -14,28 +14,28 @@
 #include "model.h"
 #include "nn.h"
 #include "optim.h"
+#include "opts.h"
 #include "rdp.h"
 #include "tensor.h"
 #include "tstream.h"
 
-#define UNSAFE_ENV "PRIVADA_TEST_UNSAFE"
-
 enum {
-	OPT_ASSUME_RAW = 256, OPT_AUDIT, OPT_BATCH, OPT_BETA1, OPT_BETA2, OPT_BETA3,
-	OPT_BETA_ADV, OPT_BETA_IM, OPT_BETA_KD, OPT_CLASSES, OPT_CLIP,
-	OPT_DATASET, OPT_DOMAIN_HIDDEN, OPT_EPOCHS, OPT_EXACT,
+	OPT_ASSUME_RAW = OPTS_FIRST_TOOL, OPT_AUDIT, OPT_BATCH, OPT_BETA1,
+	OPT_BETA2, OPT_BETA3, OPT_BETA_ADV, OPT_BETA_IM, OPT_BETA_KD,
+	OPT_CLASSES, OPT_CLIP, OPT_DOMAIN_HIDDEN, OPT_EPOCHS, OPT_EXACT,
 	OPT_FEATURE_LAYER, OPT_FREEZE, OPT_GRL_MAX, OPT_HIDDEN, OPT_INIT,
-	OPT_KD_TEMP, OPT_LEVEL, OPT_LR, OPT_SCHEDULE, OPT_MODE, OPT_MOMENTUM,
+	OPT_KD_TEMP, OPT_LR, OPT_SCHEDULE, OPT_MODE, OPT_MOMENTUM,
 	OPT_NESTEROV, OPT_NODP, OPT_OPTIMIZER, OPT_PATIENCE, OPT_PROTECT,
 	OPT_PUBLIC_RECORDS, OPT_SIGMA, OPT_SOURCE_FEATURES, OPT_TARGET,
 	OPT_TARGET_PUBLIC_RECORDS, OPT_UNSAFE, OPT_VAL, OPT_VAL_PUBLIC, OPT_WD
 };
 
 struct opts {
-	const char *output, *level, *seed, *dataset, *init, *val, *target;
-	int force, quiet, verbose, nodp, exact, unsafe, val_public;
+	struct opts_common c;		/* every shared option */
+	const char *init, *val, *target;
+	int nodp, exact, unsafe, val_public;
 	int assume_raw;
-	int has_eps, has_delta, has_sigma, has_epochs, has_lr, has_classes;
+	int has_sigma, has_epochs, has_lr, has_classes;
 	int dann, protect, has_dh, has_grl;
 	int adapt;			/* --mode: DPSGD_CLASSIFY, ... */
 	int has_clip, has_beta, has_gmm_opt;
@@ -43,7 +43,7 @@ struct opts {
 	size_t feature_layer;		/* gmm-uda: 0 = the last hidden */
 	double beta[3];			/* assoc: walker, visit, cover */
 	double kd_temp, beta_adv, beta_kd, beta_im;	/* gmm-uda */
-	double epsilon, delta, sigma, clip, epochs, grl_max;
+	double sigma, clip, epochs, grl_max;
 	size_t batch, classes, freeze, patience, nhidden, ndh;
 	size_t hidden[NN_MAX_LAYERS], dh[NN_MAX_LAYERS];
 	uint64_t audit;
@@ -181,7 +181,7 @@ usage(int status)
 		    "with --val)\n"
 		    "      --weight-decay W   L2 weight decay (default 0)\n"
 		    "      --unsafe-test-no-clip  no clipping (tests only, needs "
-		    UNSAFE_ENV "=1)\n", fp);
+		    "PRIVADA_TEST_UNSAFE=1)\n", fp);
 	exit(status);
 }
 
@@ -256,8 +256,8 @@ check_adapt(struct opts *o)
 		    "visit and cover losses couple the examples of a batch): "
 		    "--protect does not apply; the labels' privacy is the "
 		    "ledger entry of the labelled input (teacher-vote)");
-	if (o->has_eps || o->has_delta || o->has_sigma || o->has_clip ||
-	    o->exact || o->audit || o->unsafe)
+	if (o->c.has_epsilon || o->c.has_delta || o->has_sigma ||
+	    o->has_clip || o->exact || o->audit || o->unsafe)
 		cli_usage_error("--mode %s trains without DP-SGD: --epsilon, "
 		    "--delta, --sigma, --clip, --exact-noise, --audit-repeat and "
 		    "--unsafe-test-no-clip do not apply", m);
@@ -327,7 +327,7 @@ check_mode(struct opts *o)
 			    "target, source or both (or --no-dp)");
 	}
 	if (o->nodp) {
-		if (o->has_eps || o->has_delta || o->has_sigma)
+		if (o->c.has_epsilon || o->c.has_delta || o->has_sigma)
 			cli_usage_error("--no-dp trains without privacy: "
 			    "--epsilon, --delta and --sigma do not apply");
 		if (o->audit || o->unsafe)
@@ -337,20 +337,20 @@ check_mode(struct opts *o)
 			cli_usage_error("--no-dp needs --epochs");
 		return DPSGD_NODP;
 	}
-	if (o->has_eps != o->has_delta && o->has_eps)
+	if (o->c.has_epsilon != o->c.has_delta && o->c.has_epsilon)
 		cli_usage_error("--epsilon needs --delta");
-	if (!o->has_eps && !o->has_sigma)
+	if (!o->c.has_epsilon && !o->has_sigma)
 		cli_usage_error("missing privacy parameters: give --epsilon "
 		    "and --delta, or --sigma (or train without privacy with "
 		    "--no-dp)");
-	if (o->has_eps && o->has_sigma && o->has_epochs)
+	if (o->c.has_epsilon && o->has_sigma && o->has_epochs)
 		cli_usage_error("--epsilon, --sigma and --epochs together "
 		    "over-determine the training: give two of them");
-	if (!o->has_epochs && !(o->has_eps && o->has_sigma))
+	if (!o->has_epochs && !(o->c.has_epsilon && o->has_sigma))
 		cli_usage_error("give --epochs (or --epsilon, --delta and "
 		    "--sigma to train as long as the budget allows)");
 	if (o->has_sigma && o->sigma == 0) {
-		if (o->has_eps)
+		if (o->c.has_epsilon)
 			cli_usage_error("--sigma 0 adds no noise: --epsilon "
 			    "cannot be met");
 		if (o->audit)
@@ -529,8 +529,8 @@ static struct rng *
 sub_rng(const struct opts *o, const char *item)
 {
 	struct rng *r;
-	int rc = o->seed ? rng_new_seeded(&r, dpcli_seed_arg(o->seed), item) :
-	    rng_new(&r);
+	int rc = o->c.seed ? rng_new_seeded(&r, dpcli_seed_arg(o->c.seed),
+	    item) : rng_new(&r);
 
 	if (rc != 0)
 		cli_die(EX_OSERR, "no secure randomness: %s", rng_strerror(rc));
@@ -576,12 +576,12 @@ fill_params(const struct opts *o, int mode, struct dpsgd_params *p)
 	p->mode = mode;
 	p->adapt = o->adapt;
 	p->protect = o->protect;
-	p->has_eps = o->has_eps;
-	p->has_delta = o->has_delta;
+	p->has_eps = o->c.has_epsilon;
+	p->has_delta = o->c.has_delta;
 	p->has_sigma = o->has_sigma;
 	p->has_epochs = o->has_epochs;
-	p->epsilon = o->epsilon;
-	p->delta = o->delta;
+	p->epsilon = o->c.epsilon;
+	p->delta = o->c.delta;
 	p->sigma = o->sigma;
 	p->clip = o->clip;
 	p->epochs = o->epochs;
@@ -601,10 +601,10 @@ fill_params(const struct opts *o, int mode, struct dpsgd_params *p)
 	p->beta_adv = o->beta_adv;
 	p->beta_kd = o->beta_kd;
 	p->beta_im = o->beta_im;
-	p->seeded = o->seed != NULL;
-	p->seed = o->seed != NULL ? dpcli_seed_arg(o->seed) : 0;
+	p->seeded = o->c.seed != NULL;
+	p->seed = o->c.seed != NULL ? dpcli_seed_arg(o->c.seed) : 0;
 	p->progress = on_progress;
-	p->report = o->verbose ? on_report : NULL;
+	p->report = o->c.verbose ? on_report : NULL;
 }
 
 /* The domain classifier after layers 1..L of m (dpsgd_add_domain). */
@@ -659,6 +659,7 @@ parse_args(int argc, char **argv, struct opts *o)
 	static const char *const protects[] = { "source", "target", "both",
 		NULL };
 	static const struct option longopts[] = {
+		OPTS_COMMON_LONG,
 		{ "assume-raw", no_argument, NULL, OPT_ASSUME_RAW },
 		{ "audit-repeat", required_argument, NULL, OPT_AUDIT },
 		{ "batch", required_argument, NULL, OPT_BATCH },
@@ -670,21 +671,15 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "beta3", required_argument, NULL, OPT_BETA3 },
 		{ "classes", required_argument, NULL, OPT_CLASSES },
 		{ "clip", required_argument, NULL, OPT_CLIP },
-		{ "dataset", required_argument, NULL, OPT_DATASET },
-		{ "delta", required_argument, NULL, 'd' },
 		{ "domain-hidden", required_argument, NULL, OPT_DOMAIN_HIDDEN },
 		{ "epochs", required_argument, NULL, OPT_EPOCHS },
-		{ "epsilon", required_argument, NULL, 'e' },
 		{ "exact-noise", no_argument, NULL, OPT_EXACT },
 		{ "feature-layer", required_argument, NULL, OPT_FEATURE_LAYER },
-		{ "force", no_argument, NULL, 'f' },
 		{ "freeze", required_argument, NULL, OPT_FREEZE },
 		{ "grl-max", required_argument, NULL, OPT_GRL_MAX },
-		{ "help", no_argument, NULL, 'h' },
 		{ "hidden", required_argument, NULL, OPT_HIDDEN },
 		{ "init", required_argument, NULL, OPT_INIT },
 		{ "kd-temp", required_argument, NULL, OPT_KD_TEMP },
-		{ "level", required_argument, NULL, OPT_LEVEL },
 		{ "lr", required_argument, NULL, OPT_LR },
 		{ "lr-schedule", required_argument, NULL, OPT_SCHEDULE },
 		{ "mode", required_argument, NULL, OPT_MODE },
@@ -692,13 +687,10 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "nesterov", no_argument, NULL, OPT_NESTEROV },
 		{ "no-dp", no_argument, NULL, OPT_NODP },
 		{ "optimizer", required_argument, NULL, OPT_OPTIMIZER },
-		{ "output", required_argument, NULL, 'o' },
 		{ "patience", required_argument, NULL, OPT_PATIENCE },
 		{ "protect", required_argument, NULL, OPT_PROTECT },
 		{ "public-records", required_argument, NULL,
 		    OPT_PUBLIC_RECORDS },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "seed", required_argument, NULL, 'S' },
 		{ "sigma", required_argument, NULL, OPT_SIGMA },
 		{ "source-features", required_argument, NULL,
 		    OPT_SOURCE_FEATURES },
@@ -708,8 +700,6 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "unsafe-test-no-clip", no_argument, NULL, OPT_UNSAFE },
 		{ "val", required_argument, NULL, OPT_VAL },
 		{ "val-public", no_argument, NULL, OPT_VAL_PUBLIC },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, 'V' },
 		{ "weight-decay", required_argument, NULL, OPT_WD },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -717,36 +707,9 @@ parse_args(int argc, char **argv, struct opts *o)
 
 	while ((ch = getopt_long(argc, argv, "d:e:fho:qS:vV", longopts,
 	    NULL)) != -1) {
+		if (opts_common(&o->c, ch, optarg, usage))
+			continue;
 		switch (ch) {
-		case 'd':
-			o->delta = dpcli_delta_arg("--delta", optarg);
-			o->has_delta = 1;
-			break;
-		case 'e':
-			o->epsilon = dpcli_epsilon_arg("--epsilon", optarg, 1e6);
-			o->has_eps = 1;
-			break;
-		case 'f':
-			o->force = 1;
-			break;
-		case 'h':
-			usage(0);
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'q':
-			o->quiet = 1;
-			cli_set_quiet(1);
-			break;
-		case 'S':
-			(void)dpcli_seed_arg(optarg);
-			o->seed = optarg;
-			break;
-		case 'v':
-			o->verbose = 1;
-			break;
-		case 'V':
-			cli_version();
 		case OPT_ASSUME_RAW:
 			o->assume_raw = 1;
 			break;
@@ -791,12 +754,6 @@ parse_args(int argc, char **argv, struct opts *o)
 			    NN_CLIP_MAX);
 			o->has_clip = 1;
 			break;
-		case OPT_DATASET:
-			if (ledger_check_dataset(optarg) != NULL)
-				cli_usage_error("invalid --dataset '%s': %s",
-				    optarg, ledger_check_dataset(optarg));
-			o->dataset = optarg;
-			break;
 		case OPT_DOMAIN_HIDDEN:
 			parse_hidden("--domain-hidden", optarg, o->dh, &o->ndh);
 			o->has_dh = 1;
@@ -837,9 +794,6 @@ parse_args(int argc, char **argv, struct opts *o)
 				cli_usage_error("invalid --kd-temp '%s': not "
 				    "positive", optarg);
 			o->has_gmm_opt = 1;
-			break;
-		case OPT_LEVEL:
-			o->level = cli_level_arg(optarg);
 			break;
 		case OPT_LR:
 			o->oc.lr = cli_double("--lr", optarg, 0, 1e6);
@@ -930,7 +884,7 @@ parse_args(int argc, char **argv, struct opts *o)
 int
 main(int argc, char **argv)
 {
-	struct opts o = { .batch = 256, .clip = 1, .grl_max = 1,
+	struct opts o = { .c = OPTS_COMMON_INIT, .batch = 256, .clip = 1, .grl_max = 1,
 		.beta = { DPSGD_BETA_WALKER, DPSGD_BETA_VISIT, DPSGD_BETA_COVER },
 		.kd_temp = DPSGD_KD_TEMP, .beta_adv = 1, .beta_kd = 1,
 		.beta_im = 1 };
@@ -963,19 +917,14 @@ main(int argc, char **argv)
 	optim_defaults(&o.oc);
 	first = parse_args(argc, argv, &o);
 	if (o.assume_raw)
-		dpcli_assume_raw(o.dataset);
+		dpcli_assume_raw(o.c.dataset);
 	argc -= first;
 	argv += first;
 	if (argc > 1)
 		cli_usage_error("at most one input file");
 	mode = check_mode(&o);
-	if (o.unsafe) {
-		const char *env = getenv(UNSAFE_ENV);
-		if (env == NULL || strcmp(env, "1") != 0)
-			cli_usage_error("--unsafe-test-no-clip disables the "
-			    "privacy protection; it is for tests only and needs "
-			    UNSAFE_ENV "=1 in the environment");
-	}
+	if (o.unsafe)
+		opts_unsafe_gate("--unsafe-test-no-clip");
 	if (o.val != NULL && !o.val_public)
 		cli_usage_error("--val needs --val-public: early stopping may "
 		    "only look at data declared public");
@@ -1016,11 +965,11 @@ main(int argc, char **argv)
 		sfp = cli_open_in(o.src_feat, &slabel);
 	if (o.val != NULL)
 		vfp = cli_open_in(o.val, &vlabel);
-	ofp = cli_out_open(o.output, o.force);
+	ofp = cli_out_open(o.c.output, o.c.force);
 	/* Without privacy a seed only makes the run reproducible: no
 	 * warning about noise. */
 	rng = mode == DPSGD_NODP ? sub_rng(&o, DPSGD_WORK_ITEM) :
-	    dpcli_rng(o.seed, DPSGD_WORK_ITEM);
+	    dpcli_rng(o.c.seed, DPSGD_WORK_ITEM);
 	if (mode == DPSGD_CLIP_ONLY)
 		cli_warn("--sigma 0: no noise: the model is NOT private");
 	if (o.unsafe)
@@ -1030,7 +979,7 @@ main(int argc, char **argv)
 	read_data(&tr, in, label, o.adapt != DPSGD_GMM);
 	cli_close_in(in);
 	if (o.adapt == DPSGD_ASSOC)
-		drop_unanswered(&tr, o.verbose);
+		drop_unanswered(&tr, o.c.verbose);
 	if (sfp != NULL) {
 		read_data(&sf, sfp, slabel, 0);
 		cli_close_in(sfp);
@@ -1162,7 +1111,7 @@ main(int argc, char **argv)
 	nst = o.adapt != DPSGD_CLASSIFY ? 2 : 1;
 	sdt[0] = &tr;
 	sdt[1] = o.adapt == DPSGD_GMM ? &sf : &tg;
-	dataset[0] = dpcli_dataset(&tr.meta, o.dataset, label);
+	dataset[0] = dpcli_dataset(&tr.meta, o.c.dataset, label);
 	dataset[1] = nst > 1 && o.adapt != DPSGD_GMM ?
 	    dpcli_dataset(&tg.meta, NULL, tlabel) : NULL;
 	if (o.dann && strcmp(dataset[0], dataset[1]) == 0)
@@ -1220,7 +1169,7 @@ main(int argc, char **argv)
 	dpsgd_summary(dp, &sm);
 	for (size_t i = 0; i < nst; i++) {
 		dpsgd_stream_plan(dp, i, &pl[i]);
-		if (!pl[i].dp || !o.verbose)
+		if (!pl[i].dp || !o.c.verbose)
 			continue;
 		fprintf(stderr, "%s: %s: %zu records, q %.6g, %llu steps, "
 		    "sigma %.6g, clip %g (rows clipped at %.9g), noise sd "
@@ -1229,7 +1178,7 @@ main(int argc, char **argv)
 		    pl[i].clip_row, pl[i].noise_std);
 		if (pl[i].eps >= 0)
 			fprintf(stderr, "%s: (%.6g, %g)-DP for dataset %s\n",
-			    cli_prog(), pl[i].eps, o.delta, dataset[i]);
+			    cli_prog(), pl[i].eps, o.c.delta, dataset[i]);
 	}
 
 	/* Train: once, or --audit-repeat times from the same input. */
@@ -1243,7 +1192,7 @@ main(int argc, char **argv)
 
 	/* The output: the model (and the domain classifier), then the
 	 * stream metadata. */
-	w = cli_writer(ofp, o.level);
+	w = cli_writer(ofp, o.c.level);
 	if (o.audit) {
 		if ((rc = dpsgd_write_audit(w, &m.net, "model", all, np,
 		    o.audit)) != 0 || (o.dann && (rc = dpsgd_write_audit(w,
@@ -1301,7 +1250,7 @@ main(int argc, char **argv)
 	    (rc = ts_writer_finish(w)) != 0)
 		cli_wdie(w, rc);
 	ts_writer_close(w);
-	if (o.verbose)
+	if (o.c.verbose)
 		fprintf(stderr, "%s: %s trained in %.2f s\n", cli_prog(), arch,
 		    cli_now() - t_start);
 	cli_out_commit();
