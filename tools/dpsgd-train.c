@@ -18,6 +18,7 @@
 #include "rdp.h"
 #include "tensor.h"
 #include "tstream.h"
+#include "xycli.h"
 
 enum {
 	OPT_ASSUME_RAW = OPTS_FIRST_TOOL, OPT_AUDIT, OPT_BATCH, OPT_BETA1,
@@ -52,18 +53,6 @@ struct opts {
 	struct optim_cfg oc;
 	double sched_epochs;		/* step schedule: epochs per decay */
 	const char *sched_arg;
-};
-
-/* The data of one stream: X as f32 rows, y as i32. */
-struct data {
-	const char *label;
-	float *X;
-	int32_t *y;
-	size_t n, d;
-	struct ts_meta meta;
-	uint64_t digest;
-	struct label_set lset;		/* y's label set */
-	char *label_names;		/* lset.names (owned), or NULL */
 };
 
 __attribute__((noreturn)) static void
@@ -397,134 +386,6 @@ check_public(const struct opts *o, int mode)
 
 /* ---- input ---- */
 
-/* Read X and y of a stream into d. */
-static void
-read_data(struct data *dt, FILE *fp, const char *label, int need_y)
-{
-	struct ts_reader *r = cli_reader(fp, label);
-	struct tensor *t = NULL, *X = NULL, *y = NULL;
-	size_t nt = 0;
-	int rc;
-
-	memset(dt, 0, sizeof *dt);
-	dt->label = label;
-	if ((rc = ts_read_all(r, &t, &nt)) != 0)
-		cli_rdie(r, rc);
-	for (size_t i = 0; i < nt; i++) {
-		if (strcmp(t[i].name, "X") == 0)
-			X = &t[i];
-		else if (strcmp(t[i].name, "y") == 0)
-			y = &t[i];
-	}
-	if (X == NULL)
-		cli_die(EX_DATAERR, "%s: no tensor 'X'", label);
-	if (X->ndim != 2 || (X->dtype != TS_F32 && X->dtype != TS_F64))
-		cli_die(EX_DATAERR, "%s: tensor 'X': expected f32 or f64 of 2 "
-		    "dimensions, got %s of %d", label,
-		    ts_dtype_name(X->dtype), X->ndim);
-	if (X->dims[0] == 0 || X->dims[1] == 0)
-		cli_die(EX_DATAERR, "%s: tensor 'X' is empty", label);
-	if (X->dims[1] > NN_MAX_WIDTH)
-		cli_die(EX_DATAERR, "%s: tensor 'X': %llu features exceed %u",
-		    label, (unsigned long long)X->dims[1], NN_MAX_WIDTH);
-	dt->n = (size_t)X->dims[0];
-	dt->d = (size_t)X->dims[1];
-	if (X->dtype == TS_F32) {
-		dt->X = X->data;
-		X->data = NULL;
-	} else {
-		const double *src = X->data;
-		dt->X = cli_reallocarray(NULL, dt->n * dt->d, sizeof *dt->X);
-		/* Values beyond the float range become infinities: their
-		 * rows are then zeroed like any non-finite row. */
-		for (size_t i = 0; i < dt->n * dt->d; i++)
-			dt->X[i] = (float)src[i];
-	}
-	if (y == NULL) {
-		if (need_y)
-			cli_die(EX_DATAERR, "%s: no tensor 'y' of labels", label);
-	} else {
-		if (y->ndim != 1 || (y->dtype != TS_I32 && y->dtype != TS_I64 &&
-		    y->dtype != TS_U8))
-			cli_die(EX_DATAERR, "%s: tensor 'y': expected i32, i64 "
-			    "or u8 of 1 dimension", label);
-		if (y->dims[0] != X->dims[0])
-			cli_die(EX_DATAERR, "%s: tensor 'y' has %llu rows, 'X' "
-			    "%llu", label, (unsigned long long)y->dims[0],
-			    (unsigned long long)X->dims[0]);
-		dt->y = cli_reallocarray(NULL, dt->n, sizeof *dt->y);
-		for (size_t i = 0; i < dt->n; i++) {
-			int64_t v = y->dtype == TS_I32 ?
-			    ((int32_t *)y->data)[i] : y->dtype == TS_I64 ?
-			    ((int64_t *)y->data)[i] : ((uint8_t *)y->data)[i];
-			/* -1 is never a class: out-of-range labels stay so. */
-			dt->y[i] = v < 0 || v > INT32_MAX ? -1 : (int32_t)v;
-		}
-		{
-			char err[256];
-			if (label_get(&y->meta, &dt->lset, err, sizeof err) != 0)
-				cli_die(EX_DATAERR, "%s: tensor 'y': %s", label,
-				    err);
-			if (dt->lset.names != NULL)
-				dt->lset.names = dt->label_names =
-				    cli_strdup(dt->lset.names);
-		}
-	}
-	if (ts_meta_merge(&dt->meta, ts_reader_meta(r), "", NULL) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	dt->digest = ts_reader_digest(r);
-	for (size_t i = 0; i < nt; i++)
-		tensor_free(&t[i]);
-	free(t);
-	ts_reader_close(r);
-}
-
-static void
-data_free(struct data *dt)
-{
-	free(dt->X);
-	free(dt->y);
-	free(dt->label_names);
-	ts_meta_free(&dt->meta);
-}
-
-/* Labels of public data (validation) or of a run without privacy must
- * be classes. */
-static void
-check_labels(const struct data *dt, size_t K)
-{
-	for (size_t i = 0; i < dt->n; i++)
-		if (dt->y[i] < 0 || (size_t)dt->y[i] >= K)
-			cli_die(EX_DATAERR, "%s: tensor 'y': row %zu: label "
-			    "outside [0, %zu)", dt->label, i, K);
-}
-
-/* --mode assoc: rows with a negative label (-1: queries teacher-vote
- * left unanswered) take no part in the labelled loss; they are dropped. */
-static void
-drop_unanswered(struct data *dt, int verbose)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < dt->n; i++) {
-		if (dt->y[i] < 0)
-			continue;
-		if (k != i) {
-			memcpy(dt->X + k * dt->d, dt->X + i * dt->d, dt->d *
-			    sizeof *dt->X);
-			dt->y[k] = dt->y[i];
-		}
-		k++;
-	}
-	if (k == 0)
-		cli_die(EX_DATAERR, "%s: tensor 'y': no row has a label (all "
-		    "are -1)", dt->label);
-	if (verbose && k < dt->n)
-		fprintf(stderr, "%s: %s: %zu rows without a label (-1) left "
-		    "out\n", cli_prog(), dt->label, dt->n - k);
-	dt->n = k;
-}
-
 static struct rng *
 sub_rng(const struct opts *o, const char *item)
 {
@@ -535,18 +396,6 @@ sub_rng(const struct opts *o, const char *item)
 	if (rc != 0)
 		cli_die(EX_OSERR, "no secure randomness: %s", rng_strerror(rc));
 	return r;
-}
-
-/* Zero the non-finite rows of a training input; their count is shown
- * only when the input is trained on without privacy. */
-static void
-zero_rows(struct data *dt, int dp)
-{
-	size_t z = nn_zero_nonfinite_rows(dt->X, dt->n, dt->d);
-
-	if (z && !dp)
-		cli_warn("%s: %zu rows with non-finite values were taken as "
-		    "zero rows", dt->label, z);
 }
 
 /* ---- the trainer ---- */
@@ -888,7 +737,7 @@ main(int argc, char **argv)
 		.beta = { DPSGD_BETA_WALKER, DPSGD_BETA_VISIT, DPSGD_BETA_COVER },
 		.kd_temp = DPSGD_KD_TEMP, .beta_adv = 1, .beta_kd = 1,
 		.beta_im = 1 };
-	struct data tr, tg, va, sf;
+	struct xyset tr, tg, va, sf;
 	struct nn_dann dnets, gnets;	/* dann's, gmm-uda's F, H and D */
 	struct nn_model m;
 	struct dpsgd_params prm;
@@ -897,8 +746,8 @@ main(int argc, char **argv)
 	struct dpsgd_plan pl[2];
 	struct dpsgd_summary sm;
 	struct dpsgd_meta mi;
-	struct data *sdt[2];
-	const struct data *vap = NULL;
+	struct xyset *sdt[2];
+	const struct xyset *vap = NULL;
 	const char *dataset[2];
 	size_t nst, K = 0, np;
 	struct ts_meta meta = { 0 }, prov = { 0 }, initmeta = { 0 };
@@ -976,16 +825,16 @@ main(int argc, char **argv)
 		cli_warn("--unsafe-test-no-clip: gradients are not clipped: the "
 		    "model is NOT private");
 
-	read_data(&tr, in, label, o.adapt != DPSGD_GMM);
+	xy_read(&tr, in, label, o.adapt != DPSGD_GMM);
 	cli_close_in(in);
 	if (o.adapt == DPSGD_ASSOC)
-		drop_unanswered(&tr, o.c.verbose);
+		xy_drop_unlabelled(&tr, o.c.verbose);
 	if (sfp != NULL) {
-		read_data(&sf, sfp, slabel, 0);
+		xy_read(&sf, sfp, slabel, 0);
 		cli_close_in(sfp);
 	}
 	if (tfp != NULL) {
-		read_data(&tg, tfp, tlabel, 0);
+		xy_read(&tg, tfp, tlabel, 0);
 		cli_close_in(tfp);
 		if (tg.d != tr.d)
 			cli_die(EX_DATAERR, "%s: %zu features, %s has %zu",
@@ -1093,14 +942,14 @@ main(int argc, char **argv)
 				sf.X[i] = 0;
 	}
 	if (!src_dp && o.adapt != DPSGD_GMM)
-		check_labels(&tr, K);
+		xy_check_labels(&tr, K);
 	if (vfp != NULL) {
-		read_data(&va, vfp, vlabel, 1);
+		xy_read(&va, vfp, vlabel, 1);
 		cli_close_in(vfp);
 		if (va.d != tr.d)
 			cli_die(EX_DATAERR, "%s: %zu features, %s has %zu",
 			    vlabel, va.d, label, tr.d);
-		check_labels(&va, K);
+		xy_check_labels(&va, K);
 		nn_zero_nonfinite_rows(va.X, va.n, va.d);
 		vap = &va;
 	}
@@ -1145,9 +994,9 @@ main(int argc, char **argv)
 			    (unsigned long long)pl[i].npub, pl[i].q,
 			    (unsigned long long)pl[i].npub);
 	}
-	zero_rows(&tr, pl[0].dp);
+	xy_zero_rows(&tr, pl[0].dp);
 	if (nst > 1)
-		zero_rows(sdt[1], pl[1].dp);
+		xy_zero_rows(sdt[1], pl[1].dp);
 	/* Validation data must be public: not derived from any dataset
 	 * trained on here. */
 	for (size_t i = 0; i < nst && vap != NULL; i++) {
@@ -1258,13 +1107,13 @@ main(int argc, char **argv)
 	dpsgd_free(dp);
 	free(all);
 	model_free(&m);
-	data_free(&tr);
+	xy_free(&tr);
 	if (tfp != NULL)
-		data_free(&tg);
+		xy_free(&tg);
 	if (sfp != NULL)
-		data_free(&sf);
+		xy_free(&sf);
 	if (vap != NULL)
-		data_free(&va);
+		xy_free(&va);
 	ts_meta_free(&meta);
 	ts_meta_free(&prov);
 	ts_meta_free(&initmeta);
