@@ -40,7 +40,7 @@ struct opts {
 	const char *init, *val, *target;
 	const char *src_feat;		/* gmm-uda: --source-features */
 	const char *sched_arg;		/* --lr-schedule as given */
-	int val_public, assume_raw, has_lr, has_classes;
+	int assume_raw, has_lr, has_classes;
 	int dann;			/* --mode dann */
 	size_t feature_layer;		/* gmm-uda: 0 = the last hidden */
 	size_t classes, freeze, nhidden, ndh;
@@ -426,6 +426,7 @@ parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_HIDDEN:
 			parse_hidden("--hidden", optarg, o->hidden, &o->nhidden);
+			o->g.hidden = o->nhidden;
 			break;
 		case OPT_INIT:
 			o->init = optarg;
@@ -511,9 +512,10 @@ parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_VAL:
 			o->val = optarg;
+			o->g.val = 1;
 			break;
 		case OPT_VAL_PUBLIC:
-			o->val_public = 1;
+			o->g.val_public = 1;
 			break;
 		case OPT_WD:
 			o->p.oc.weight_decay = cli_double("--weight-decay", optarg,
@@ -576,29 +578,10 @@ main(int argc, char **argv)
 	mode = o.p.mode;
 	if (o.p.unsafe)
 		opts_unsafe_gate("--unsafe-test-no-clip");
-	if (o.val != NULL && !o.val_public)
-		cli_usage_error("--val needs --val-public: early stopping may "
-		    "only look at data declared public");
-	if (o.val_public && o.val == NULL)
-		cli_usage_error("--val-public needs --val");
-	if (o.p.patience && o.val == NULL)
-		cli_usage_error("--patience needs --val");
-	if (o.p.audit && o.val != NULL)
-		cli_usage_error("--audit-repeat and --val do not go together");
-	if (dpsgd_check_public(&o.p, oerr, sizeof oerr) != NULL)
-		cli_usage_error("%s", oerr);
 	if (o.p.oc.kind == OPTIM_ADAM && !o.has_lr)
 		o.p.oc.lr = 0.001;
-	if (o.p.oc.nesterov && o.p.oc.momentum == 0)
-		cli_usage_error("--nesterov needs --momentum");
-	if ((o.dann || o.p.adapt == DPSGD_ASSOC) && o.init == NULL &&
-	    o.nhidden == 0)
-		cli_usage_error("--mode %s needs a feature extractor: give "
-		    "--hidden (or an --init model with hidden layers)",
-		    o.dann ? "dann" : "assoc");
-	if (o.p.adapt == DPSGD_GMM && o.nhidden)
-		cli_usage_error("--hidden does not apply with --init (the model "
-		    "fixes the layers)");
+	if (dpsgd_check_inputs(&o.p, &o.g, oerr, sizeof oerr) != NULL)
+		cli_usage_error("%s", oerr);
 	if (dpsgd_check_params(&o.p) != NULL)
 		cli_usage_error("%s", dpsgd_check_params(&o.p));
 	/* Which streams are clipped (and noised): the labelled one unless
@@ -835,8 +818,8 @@ main(int argc, char **argv)
 			cli_wdie(w, rc);
 	} else if ((rc = model_write(w, &m)) != 0 || (o.dann &&
 	    (rc = model_write_net(w, &dnets.dom, m.param, "domain")) != 0) ||
-	    (o.p.adapt == DPSGD_GMM && (rc = model_write_net(w, &gnets.dom, m.param,
-	    "domain")) != 0))
+	    (o.p.adapt == DPSGD_GMM && (rc = model_write_net(w, &gnets.dom,
+	    m.param, "domain")) != 0))
 		cli_wdie(w, rc);
 	cli_inherit(&meta, &tr.meta, label);
 	cli_prov_input(&prov, nin++, label, tr.digest, &tr.meta);

@@ -164,20 +164,32 @@ dpsgd_check_options(struct dpsgd_params *p, const struct dpsgd_given *g,
 }
 
 /*
- * The declared sizes: one for each clipped stream, none for another.
- * Neighbours are add/remove, under which the number of records N is
- * private: the sampling rate q = B / N, the steps E / q and every check
- * that depends on N use the size the data holder declares public (the
- * published size of the dataset, or a public upper bound), never the
- * count of the rows read.
+ * The inputs' declarations.  Early stopping may only look at data
+ * declared public.  The declared sizes: one for each clipped stream,
+ * none for another.  Neighbours are add/remove, under which the number
+ * of records N is private: the sampling rate q = B / N, the steps E / q
+ * and every check that depends on N use the size the data holder
+ * declares public (the published size of the dataset, or a public upper
+ * bound), never the count of the rows read.
  */
 const char *
-dpsgd_check_public(const struct dpsgd_params *p, char *err, size_t errlen)
+dpsgd_check_inputs(const struct dpsgd_params *p, const struct dpsgd_given *g,
+    char *err, size_t errlen)
 {
 	static const char *const opt[2] = { "--public-records",
 	    "--target-public-records" };
 	int dann = p->adapt == DPSGD_DANN, need[2];
 
+	if (g->val && !g->val_public)
+		return msg(err, errlen, "--val needs --val-public: early "
+		    "stopping may only look at data declared public");
+	if (g->val_public && !g->val)
+		return msg(err, errlen, "--val-public needs --val");
+	if (p->patience && !g->val)
+		return msg(err, errlen, "--patience needs --val");
+	if (p->audit && g->val)
+		return msg(err, errlen, "--audit-repeat and --val do not go "
+		    "together");
 	need[0] = p->mode != DPSGD_NODP && (!dann ||
 	    (p->protect & DPSGD_PROTECT_SOURCE));
 	need[1] = p->mode != DPSGD_NODP && dann &&
@@ -197,5 +209,14 @@ dpsgd_check_public(const struct dpsgd_params *p, char *err, size_t errlen)
 			    "--no-dp, --mode assoc or gmm-uda, nor --protect "
 			    "target");
 	}
+	if (p->oc.nesterov && p->oc.momentum == 0)
+		return msg(err, errlen, "--nesterov needs --momentum");
+	if ((dann || p->adapt == DPSGD_ASSOC) && !p->init && !g->hidden)
+		return msg(err, errlen, "--mode %s needs a feature extractor: "
+		    "give --hidden (or an --init model with hidden layers)",
+		    dann ? "dann" : "assoc");
+	if (p->adapt == DPSGD_GMM && g->hidden)
+		return msg(err, errlen, "--hidden does not apply with --init "
+		    "(the model fixes the layers)");
 	return NULL;
 }

@@ -13,6 +13,8 @@
  *   and no --protect applies to them;
  * - the declared sizes: required exactly for the streams DP-SGD clips
  *   (the input; in DANN the domains of --protect), refused elsewhere;
+ * - validation data for early stopping must be declared public;
+ * - dann and assoc need a feature extractor (hidden layers or --init);
  * - messages never overflow err, which is always terminated.
  */
 #include <string.h>
@@ -121,15 +123,15 @@ test_public(void)
 	p.has_sigma = 1;
 	p.sigma = 1;
 	(void)dpsgd_check_options(&p, &g, err, sizeof err);
-	ok(dpsgd_check_public(&p, err, sizeof err) != NULL &&
+	ok(dpsgd_check_inputs(&p, &g, err, sizeof err) != NULL &&
 	    strstr(err, "--public-records N") != NULL, "%s", err);
-	ok(dpsgd_check_public(&p, small, sizeof small) != NULL &&
+	ok(dpsgd_check_inputs(&p, &g, small, sizeof small) != NULL &&
 	    strlen(small) == sizeof small - 1, "a short buffer is terminated");
 	p.public_records[0] = 100;
-	ok(dpsgd_check_public(&p, err, sizeof err) == NULL,
+	ok(dpsgd_check_inputs(&p, &g, err, sizeof err) == NULL,
 	    "DP-SGD with the input's declared size");
 	p.public_records[1] = 100;
-	ok(dpsgd_check_public(&p, err, sizeof err) != NULL &&
+	ok(dpsgd_check_inputs(&p, &g, err, sizeof err) != NULL &&
 	    strstr(err, "--target-public-records applies") != NULL, "%s",
 	    err);
 	/* DANN protecting the target only: the target's size, not the
@@ -140,21 +142,50 @@ test_public(void)
 	p.adapt = DPSGD_DANN;
 	p.protect = DPSGD_PROTECT_TARGET;
 	g.target = 1;
+	g.hidden = 1;
 	ok(dpsgd_check_options(&p, &g, err, sizeof err) == NULL,
 	    "dann protecting the target");
 	p.public_records[1] = 50;
-	ok(dpsgd_check_public(&p, err, sizeof err) == NULL,
+	ok(dpsgd_check_inputs(&p, &g, err, sizeof err) == NULL,
 	    "dann: the target's declared size");
 	p.public_records[0] = 50;
-	ok(dpsgd_check_public(&p, err, sizeof err) != NULL &&
+	ok(dpsgd_check_inputs(&p, &g, err, sizeof err) != NULL &&
 	    strstr(err, "--public-records applies") != NULL, "%s", err);
 	/* Without DP-SGD no size applies. */
 	p = base();
 	g = (struct dpsgd_given){ .nodp = 1 };
 	(void)dpsgd_check_options(&p, &g, err, sizeof err);
 	p.public_records[0] = 10;
-	ok(dpsgd_check_public(&p, err, sizeof err) != NULL,
+	ok(dpsgd_check_inputs(&p, &g, err, sizeof err) != NULL,
 	    "--no-dp refuses --public-records");
+}
+
+static void
+test_inputs(void)
+{
+	struct dpsgd_params p = base();
+	struct dpsgd_given g = { .nodp = 1, .val = 1 };
+	char err[DPSGD_OPT_ERRLEN];
+
+	(void)dpsgd_check_options(&p, &g, err, sizeof err);
+	ok(dpsgd_check_inputs(&p, &g, err, sizeof err) != NULL &&
+	    strstr(err, "--val needs --val-public") != NULL, "%s", err);
+	g.val_public = 1;
+	ok(dpsgd_check_inputs(&p, &g, err, sizeof err) == NULL,
+	    "--val declared public");
+	p.patience = 3;
+	g.val = g.val_public = 0;
+	ok(dpsgd_check_inputs(&p, &g, err, sizeof err) != NULL &&
+	    strcmp(err, "--patience needs --val") == 0, "%s", err);
+	p = base();
+	p.adapt = DPSGD_DANN;
+	g = (struct dpsgd_given){ .nodp = 1, .target = 1 };
+	(void)dpsgd_check_options(&p, &g, err, sizeof err);
+	ok(dpsgd_check_inputs(&p, &g, err, sizeof err) != NULL &&
+	    strstr(err, "needs a feature extractor") != NULL, "%s", err);
+	g.hidden = 1;
+	ok(dpsgd_check_inputs(&p, &g, err, sizeof err) == NULL,
+	    "dann with a hidden layer");
 }
 
 int
@@ -163,5 +194,6 @@ main(void)
 	test_mode();
 	test_adapt();
 	test_public();
+	test_inputs();
 	return tap_done();
 }
