@@ -9,61 +9,42 @@
 #include "cli.h"
 #include "dpcli.h"
 #include "dpsgd.h"
+#include "dpsgdopt.h"
 #include "labels.h"
 #include "ledger.h"
 #include "model.h"
+#include "modelcli.h"
 #include "nn.h"
 #include "optim.h"
+#include "opts.h"
 #include "rdp.h"
 #include "tensor.h"
 #include "tstream.h"
-
-#define UNSAFE_ENV "PRIVADA_TEST_UNSAFE"
+#include "xycli.h"
 
 enum {
-	OPT_ASSUME_RAW = 256, OPT_AUDIT, OPT_BATCH, OPT_BETA1, OPT_BETA2, OPT_BETA3,
-	OPT_BETA_ADV, OPT_BETA_IM, OPT_BETA_KD, OPT_CLASSES, OPT_CLIP,
-	OPT_DATASET, OPT_DOMAIN_HIDDEN, OPT_EPOCHS, OPT_EXACT,
+	OPT_ASSUME_RAW = OPTS_FIRST_TOOL, OPT_AUDIT, OPT_BATCH, OPT_BETA1,
+	OPT_BETA2, OPT_BETA3, OPT_BETA_ADV, OPT_BETA_IM, OPT_BETA_KD,
+	OPT_CLASSES, OPT_CLIP, OPT_DOMAIN_HIDDEN, OPT_EPOCHS, OPT_EXACT,
 	OPT_FEATURE_LAYER, OPT_FREEZE, OPT_GRL_MAX, OPT_HIDDEN, OPT_INIT,
-	OPT_KD_TEMP, OPT_LEVEL, OPT_LR, OPT_SCHEDULE, OPT_MODE, OPT_MOMENTUM,
+	OPT_KD_TEMP, OPT_LR, OPT_SCHEDULE, OPT_MODE, OPT_MOMENTUM,
 	OPT_NESTEROV, OPT_NODP, OPT_OPTIMIZER, OPT_PATIENCE, OPT_PROTECT,
 	OPT_PUBLIC_RECORDS, OPT_SIGMA, OPT_SOURCE_FEATURES, OPT_TARGET,
 	OPT_TARGET_PUBLIC_RECORDS, OPT_UNSAFE, OPT_VAL, OPT_VAL_PUBLIC, OPT_WD
 };
 
 struct opts {
-	const char *output, *level, *seed, *dataset, *init, *val, *target;
-	int force, quiet, verbose, nodp, exact, unsafe, val_public;
-	int assume_raw;
-	int has_eps, has_delta, has_sigma, has_epochs, has_lr, has_classes;
-	int dann, protect, has_dh, has_grl;
-	int adapt;			/* --mode: DPSGD_CLASSIFY, ... */
-	int has_clip, has_beta, has_gmm_opt;
+	struct opts_common c;		/* every shared option */
+	struct dpsgd_params p;		/* the trainer's, filled as parsed */
+	struct dpsgd_given g;		/* for dpsgd_check_options */
+	const char *init, *val, *target;
 	const char *src_feat;		/* gmm-uda: --source-features */
+	const char *sched_arg;		/* --lr-schedule as given */
+	int assume_raw, has_lr, has_classes;
+	int dann;			/* --mode dann */
 	size_t feature_layer;		/* gmm-uda: 0 = the last hidden */
-	double beta[3];			/* assoc: walker, visit, cover */
-	double kd_temp, beta_adv, beta_kd, beta_im;	/* gmm-uda */
-	double epsilon, delta, sigma, clip, epochs, grl_max;
-	size_t batch, classes, freeze, patience, nhidden, ndh;
+	size_t classes, freeze, nhidden, ndh;
 	size_t hidden[NN_MAX_LAYERS], dh[NN_MAX_LAYERS];
-	uint64_t audit;
-	uint64_t public_records[2];	/* declared sizes: input, --target;
-					 * 0: not given */
-	struct optim_cfg oc;
-	double sched_epochs;		/* step schedule: epochs per decay */
-	const char *sched_arg;
-};
-
-/* The data of one stream: X as f32 rows, y as i32. */
-struct data {
-	const char *label;
-	float *X;
-	int32_t *y;
-	size_t n, d;
-	struct ts_meta meta;
-	uint64_t digest;
-	struct label_set lset;		/* y's label set */
-	char *label_names;		/* lset.names (owned), or NULL */
 };
 
 __attribute__((noreturn)) static void
@@ -181,7 +162,7 @@ usage(int status)
 		    "with --val)\n"
 		    "      --weight-decay W   L2 weight decay (default 0)\n"
 		    "      --unsafe-test-no-clip  no clipping (tests only, needs "
-		    UNSAFE_ENV "=1)\n", fp);
+		    "PRIVADA_TEST_UNSAFE=1)\n", fp);
 	exit(status);
 }
 
@@ -214,339 +195,39 @@ parse_schedule(struct opts *o, const char *arg)
 
 	o->sched_arg = arg;
 	if (strcmp(arg, "constant") == 0) {
-		o->oc.sched = OPTIM_CONSTANT;
+		o->p.oc.sched = OPTIM_CONSTANT;
 	} else if (strcmp(arg, "cosine") == 0) {
-		o->oc.sched = OPTIM_COSINE;
+		o->p.oc.sched = OPTIM_COSINE;
 	} else if (strncmp(arg, "step:", 5) == 0) {
 		errno = 0;
-		o->sched_epochs = strtod(arg + 5, &end);
+		o->p.sched_epochs = strtod(arg + 5, &end);
 		if (end == arg + 5 || *end != ':' || errno == ERANGE ||
-		    !(o->sched_epochs > 0) || !isfinite(o->sched_epochs))
+		    !(o->p.sched_epochs > 0) || !isfinite(o->p.sched_epochs))
 			cli_usage_error("invalid --lr-schedule '%s': expected "
 			    "step:EPOCHS:GAMMA with EPOCHS > 0", arg);
-		o->oc.gamma = cli_double("--lr-schedule", end + 1, 0, 1);
-		if (!(o->oc.gamma > 0))
+		o->p.oc.gamma = cli_double("--lr-schedule", end + 1, 0, 1);
+		if (!(o->p.oc.gamma > 0))
 			cli_usage_error("invalid --lr-schedule '%s': GAMMA must "
 			    "be in (0, 1]", arg);
-		o->oc.sched = OPTIM_STEP;
+		o->p.oc.sched = OPTIM_STEP;
 	} else {
 		cli_usage_error("invalid --lr-schedule '%s': expected "
 		    "constant, cosine or step:EPOCHS:GAMMA", arg);
 	}
 }
 
-/* The options of --mode assoc and gmm-uda, which train without DP-SGD:
- * their losses couple the examples of a batch, so clipping one example's
- * gradient does not bound its influence.  --no-dp is implied. */
-static void
-check_adapt(struct opts *o)
-{
-	int gmm = o->adapt == DPSGD_GMM;
-	const char *m = gmm ? "gmm-uda" : "assoc";
-
-	if (o->protect && gmm)
-		cli_usage_error("--mode gmm-uda cannot protect the target: the "
-		    "diversity term of the information maximisation (the "
-		    "entropy of the batch-mean prediction) couples the examples "
-		    "of a batch, so per-example clipping does not bound one "
-		    "example's influence; without --protect the target rows are "
-		    "marked aggregate (not private)");
-	if (o->protect)
-		cli_usage_error("--mode assoc trains without DP-SGD (the walker, "
-		    "visit and cover losses couple the examples of a batch): "
-		    "--protect does not apply; the labels' privacy is the "
-		    "ledger entry of the labelled input (teacher-vote)");
-	if (o->has_eps || o->has_delta || o->has_sigma || o->has_clip ||
-	    o->exact || o->audit || o->unsafe)
-		cli_usage_error("--mode %s trains without DP-SGD: --epsilon, "
-		    "--delta, --sigma, --clip, --exact-noise, --audit-repeat and "
-		    "--unsafe-test-no-clip do not apply", m);
-	if (o->has_grl)
-		cli_usage_error("--grl-max needs --mode dann%s", gmm ?
-		    " (gmm-uda weighs the adversarial loss with --beta-adv)" :
-		    "");
-	if (!o->has_epochs)
-		cli_usage_error("--mode %s needs --epochs", m);
-	if (o->batch > DPSGD_ASSOC_MAX_BATCH)
-		cli_usage_error("--mode %s: --batch %zu exceeds %u (a batch is "
-		    "one forward and backward pass)", m, o->batch,
-		    (unsigned)DPSGD_ASSOC_MAX_BATCH);
-	if (gmm) {
-		if (o->has_beta)
-			cli_usage_error("--beta1, --beta2 and --beta3 need --mode "
-			    "assoc");
-		if (o->target)
-			cli_usage_error("--mode gmm-uda reads the target rows from "
-			    "the operand: --target does not apply");
-		if (o->init == NULL)
-			cli_usage_error("--mode gmm-uda needs --init (the source "
-			    "model)");
-		if (o->src_feat == NULL)
-			cli_usage_error("--mode gmm-uda needs --source-features "
-			    "(gmm-fit sample output)");
-	} else {
-		if (o->has_gmm_opt || o->src_feat)
-			cli_usage_error("--source-features, --feature-layer, "
-			    "--kd-temp, --beta-adv, --beta-kd and --beta-im need "
-			    "--mode gmm-uda");
-		if (o->has_dh)
-			cli_usage_error("--domain-hidden needs --mode dann or "
-			    "gmm-uda");
-		if (o->target == NULL)
-			cli_usage_error("--mode assoc needs --target");
-	}
-	o->nodp = 1;
-}
-
-/* The combinations of privacy options (STYLE.md: no defaults). */
-static int
-check_mode(struct opts *o)
-{
-	if (o->adapt == DPSGD_ASSOC || o->adapt == DPSGD_GMM) {
-		check_adapt(o);
-		return DPSGD_NODP;
-	}
-	if (o->has_beta)
-		cli_usage_error("--beta1, --beta2 and --beta3 need --mode assoc");
-	if (o->has_gmm_opt || o->src_feat)
-		cli_usage_error("--source-features, --feature-layer, --kd-temp, "
-		    "--beta-adv, --beta-kd and --beta-im need --mode gmm-uda");
-	if (!o->dann && (o->target || o->protect || o->has_dh || o->has_grl))
-		cli_usage_error("--target, --protect, --domain-hidden and "
-		    "--grl-max need --mode dann");
-	if (o->dann) {
-		if (o->target == NULL)
-			cli_usage_error("--mode dann needs --target");
-		if (!o->has_epochs)
-			cli_usage_error("--mode dann needs --epochs");
-		if (o->nodp && o->protect)
-			cli_usage_error("--no-dp trains without privacy: "
-			    "--protect does not apply");
-		if (!o->nodp && !o->protect)
-			cli_usage_error("--mode dann with privacy needs --protect "
-			    "target, source or both (or --no-dp)");
-	}
-	if (o->nodp) {
-		if (o->has_eps || o->has_delta || o->has_sigma)
-			cli_usage_error("--no-dp trains without privacy: "
-			    "--epsilon, --delta and --sigma do not apply");
-		if (o->audit || o->unsafe)
-			cli_usage_error("--audit-repeat and "
-			    "--unsafe-test-no-clip need DP-SGD");
-		if (!o->has_epochs)
-			cli_usage_error("--no-dp needs --epochs");
-		return DPSGD_NODP;
-	}
-	if (o->has_eps != o->has_delta && o->has_eps)
-		cli_usage_error("--epsilon needs --delta");
-	if (!o->has_eps && !o->has_sigma)
-		cli_usage_error("missing privacy parameters: give --epsilon "
-		    "and --delta, or --sigma (or train without privacy with "
-		    "--no-dp)");
-	if (o->has_eps && o->has_sigma && o->has_epochs)
-		cli_usage_error("--epsilon, --sigma and --epochs together "
-		    "over-determine the training: give two of them");
-	if (!o->has_epochs && !(o->has_eps && o->has_sigma))
-		cli_usage_error("give --epochs (or --epsilon, --delta and "
-		    "--sigma to train as long as the budget allows)");
-	if (o->has_sigma && o->sigma == 0) {
-		if (o->has_eps)
-			cli_usage_error("--sigma 0 adds no noise: --epsilon "
-			    "cannot be met");
-		if (o->audit)
-			cli_usage_error("--audit-repeat needs noise");
-		return DPSGD_CLIP_ONLY;
-	}
-	return DPSGD_DP;
-}
-
-/*
- * The declared sizes: one for each clipped stream, none for another.
- * Neighbours are add/remove, under which the number of records N is
- * private: the sampling rate q = B / N, the steps E / q and every check
- * that depends on N use the size the data holder declares public (the
- * published size of the dataset, or a public upper bound), never the
- * count of the rows read.
- */
-static void
-check_public(const struct opts *o, int mode)
-{
-	static const char *const opt[2] = { "--public-records",
-	    "--target-public-records" };
-	int need[2];
-
-	need[0] = mode != DPSGD_NODP && (!o->dann ||
-	    (o->protect & DPSGD_PROTECT_SOURCE));
-	need[1] = mode != DPSGD_NODP && o->dann &&
-	    (o->protect & DPSGD_PROTECT_TARGET);
-	for (int i = 0; i < 2; i++) {
-		if (need[i] && o->public_records[i] == 0)
-			cli_usage_error("DP-SGD on %s needs %s N: the number of "
-			    "its records, declared public by the data holder "
-			    "(the published size of the dataset, or a public "
-			    "upper bound); the sampling rate is --batch / N, and "
-			    "the true count stays private", i ? "the --target "
-			    "rows" : "the input", opt[i]);
-		if (!need[i] && o->public_records[i] != 0)
-			cli_usage_error("%s applies to the rows that DP-SGD "
-			    "protects (%s)", opt[i], i ? "--mode dann with "
-			    "--protect target or both" : "not with --no-dp, "
-			    "--mode assoc or gmm-uda, nor --protect target");
-	}
-}
-
 /* ---- input ---- */
-
-/* Read X and y of a stream into d. */
-static void
-read_data(struct data *dt, FILE *fp, const char *label, int need_y)
-{
-	struct ts_reader *r = cli_reader(fp, label);
-	struct tensor *t = NULL, *X = NULL, *y = NULL;
-	size_t nt = 0;
-	int rc;
-
-	memset(dt, 0, sizeof *dt);
-	dt->label = label;
-	if ((rc = ts_read_all(r, &t, &nt)) != 0)
-		cli_rdie(r, rc);
-	for (size_t i = 0; i < nt; i++) {
-		if (strcmp(t[i].name, "X") == 0)
-			X = &t[i];
-		else if (strcmp(t[i].name, "y") == 0)
-			y = &t[i];
-	}
-	if (X == NULL)
-		cli_die(EX_DATAERR, "%s: no tensor 'X'", label);
-	if (X->ndim != 2 || (X->dtype != TS_F32 && X->dtype != TS_F64))
-		cli_die(EX_DATAERR, "%s: tensor 'X': expected f32 or f64 of 2 "
-		    "dimensions, got %s of %d", label,
-		    ts_dtype_name(X->dtype), X->ndim);
-	if (X->dims[0] == 0 || X->dims[1] == 0)
-		cli_die(EX_DATAERR, "%s: tensor 'X' is empty", label);
-	if (X->dims[1] > NN_MAX_WIDTH)
-		cli_die(EX_DATAERR, "%s: tensor 'X': %llu features exceed %u",
-		    label, (unsigned long long)X->dims[1], NN_MAX_WIDTH);
-	dt->n = (size_t)X->dims[0];
-	dt->d = (size_t)X->dims[1];
-	if (X->dtype == TS_F32) {
-		dt->X = X->data;
-		X->data = NULL;
-	} else {
-		const double *src = X->data;
-		dt->X = cli_reallocarray(NULL, dt->n * dt->d, sizeof *dt->X);
-		/* Values beyond the float range become infinities: their
-		 * rows are then zeroed like any non-finite row. */
-		for (size_t i = 0; i < dt->n * dt->d; i++)
-			dt->X[i] = (float)src[i];
-	}
-	if (y == NULL) {
-		if (need_y)
-			cli_die(EX_DATAERR, "%s: no tensor 'y' of labels", label);
-	} else {
-		if (y->ndim != 1 || (y->dtype != TS_I32 && y->dtype != TS_I64 &&
-		    y->dtype != TS_U8))
-			cli_die(EX_DATAERR, "%s: tensor 'y': expected i32, i64 "
-			    "or u8 of 1 dimension", label);
-		if (y->dims[0] != X->dims[0])
-			cli_die(EX_DATAERR, "%s: tensor 'y' has %llu rows, 'X' "
-			    "%llu", label, (unsigned long long)y->dims[0],
-			    (unsigned long long)X->dims[0]);
-		dt->y = cli_reallocarray(NULL, dt->n, sizeof *dt->y);
-		for (size_t i = 0; i < dt->n; i++) {
-			int64_t v = y->dtype == TS_I32 ?
-			    ((int32_t *)y->data)[i] : y->dtype == TS_I64 ?
-			    ((int64_t *)y->data)[i] : ((uint8_t *)y->data)[i];
-			/* -1 is never a class: out-of-range labels stay so. */
-			dt->y[i] = v < 0 || v > INT32_MAX ? -1 : (int32_t)v;
-		}
-		{
-			char err[256];
-			if (label_get(&y->meta, &dt->lset, err, sizeof err) != 0)
-				cli_die(EX_DATAERR, "%s: tensor 'y': %s", label,
-				    err);
-			if (dt->lset.names != NULL)
-				dt->lset.names = dt->label_names =
-				    cli_strdup(dt->lset.names);
-		}
-	}
-	if (ts_meta_merge(&dt->meta, ts_reader_meta(r), "", NULL) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	dt->digest = ts_reader_digest(r);
-	for (size_t i = 0; i < nt; i++)
-		tensor_free(&t[i]);
-	free(t);
-	ts_reader_close(r);
-}
-
-static void
-data_free(struct data *dt)
-{
-	free(dt->X);
-	free(dt->y);
-	free(dt->label_names);
-	ts_meta_free(&dt->meta);
-}
-
-/* Labels of public data (validation) or of a run without privacy must
- * be classes. */
-static void
-check_labels(const struct data *dt, size_t K)
-{
-	for (size_t i = 0; i < dt->n; i++)
-		if (dt->y[i] < 0 || (size_t)dt->y[i] >= K)
-			cli_die(EX_DATAERR, "%s: tensor 'y': row %zu: label "
-			    "outside [0, %zu)", dt->label, i, K);
-}
-
-/* --mode assoc: rows with a negative label (-1: queries teacher-vote
- * left unanswered) take no part in the labelled loss; they are dropped. */
-static void
-drop_unanswered(struct data *dt, int verbose)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < dt->n; i++) {
-		if (dt->y[i] < 0)
-			continue;
-		if (k != i) {
-			memcpy(dt->X + k * dt->d, dt->X + i * dt->d, dt->d *
-			    sizeof *dt->X);
-			dt->y[k] = dt->y[i];
-		}
-		k++;
-	}
-	if (k == 0)
-		cli_die(EX_DATAERR, "%s: tensor 'y': no row has a label (all "
-		    "are -1)", dt->label);
-	if (verbose && k < dt->n)
-		fprintf(stderr, "%s: %s: %zu rows without a label (-1) left "
-		    "out\n", cli_prog(), dt->label, dt->n - k);
-	dt->n = k;
-}
 
 static struct rng *
 sub_rng(const struct opts *o, const char *item)
 {
 	struct rng *r;
-	int rc = o->seed ? rng_new_seeded(&r, dpcli_seed_arg(o->seed), item) :
-	    rng_new(&r);
+	int rc = o->c.seed ? rng_new_seeded(&r, dpcli_seed_arg(o->c.seed),
+	    item) : rng_new(&r);
 
 	if (rc != 0)
 		cli_die(EX_OSERR, "no secure randomness: %s", rng_strerror(rc));
 	return r;
-}
-
-/* Zero the non-finite rows of a training input; their count is shown
- * only when the input is trained on without privacy. */
-static void
-zero_rows(struct data *dt, int dp)
-{
-	size_t z = nn_zero_nonfinite_rows(dt->X, dt->n, dt->d);
-
-	if (z && !dp)
-		cli_warn("%s: %zu rows with non-finite values were taken as "
-		    "zero rows", dt->label, z);
 }
 
 /* ---- the trainer ---- */
@@ -566,45 +247,6 @@ on_report(void *ctx, const char *line)
 {
 	(void)ctx;
 	fprintf(stderr, "%s: %s\n", cli_prog(), line);
-}
-
-/* The trainer's parameters from the options (already checked). */
-static void
-fill_params(const struct opts *o, int mode, struct dpsgd_params *p)
-{
-	dpsgd_defaults(p);
-	p->mode = mode;
-	p->adapt = o->adapt;
-	p->protect = o->protect;
-	p->has_eps = o->has_eps;
-	p->has_delta = o->has_delta;
-	p->has_sigma = o->has_sigma;
-	p->has_epochs = o->has_epochs;
-	p->epsilon = o->epsilon;
-	p->delta = o->delta;
-	p->sigma = o->sigma;
-	p->clip = o->clip;
-	p->epochs = o->epochs;
-	p->batch = o->batch;
-	p->patience = o->patience;
-	p->init = o->init != NULL;
-	p->exact = o->exact;
-	p->unsafe = o->unsafe;
-	p->audit = o->audit;
-	p->public_records[0] = o->public_records[0];
-	p->public_records[1] = o->public_records[1];
-	p->oc = o->oc;
-	p->sched_epochs = o->sched_epochs;
-	p->grl_max = o->grl_max;
-	memcpy(p->beta, o->beta, sizeof p->beta);
-	p->kd_temp = o->kd_temp;
-	p->beta_adv = o->beta_adv;
-	p->beta_kd = o->beta_kd;
-	p->beta_im = o->beta_im;
-	p->seeded = o->seed != NULL;
-	p->seed = o->seed != NULL ? dpcli_seed_arg(o->seed) : 0;
-	p->progress = on_progress;
-	p->report = o->verbose ? on_report : NULL;
 }
 
 /* The domain classifier after layers 1..L of m (dpsgd_add_domain). */
@@ -659,6 +301,7 @@ parse_args(int argc, char **argv, struct opts *o)
 	static const char *const protects[] = { "source", "target", "both",
 		NULL };
 	static const struct option longopts[] = {
+		OPTS_COMMON_LONG,
 		{ "assume-raw", no_argument, NULL, OPT_ASSUME_RAW },
 		{ "audit-repeat", required_argument, NULL, OPT_AUDIT },
 		{ "batch", required_argument, NULL, OPT_BATCH },
@@ -670,21 +313,15 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "beta3", required_argument, NULL, OPT_BETA3 },
 		{ "classes", required_argument, NULL, OPT_CLASSES },
 		{ "clip", required_argument, NULL, OPT_CLIP },
-		{ "dataset", required_argument, NULL, OPT_DATASET },
-		{ "delta", required_argument, NULL, 'd' },
 		{ "domain-hidden", required_argument, NULL, OPT_DOMAIN_HIDDEN },
 		{ "epochs", required_argument, NULL, OPT_EPOCHS },
-		{ "epsilon", required_argument, NULL, 'e' },
 		{ "exact-noise", no_argument, NULL, OPT_EXACT },
 		{ "feature-layer", required_argument, NULL, OPT_FEATURE_LAYER },
-		{ "force", no_argument, NULL, 'f' },
 		{ "freeze", required_argument, NULL, OPT_FREEZE },
 		{ "grl-max", required_argument, NULL, OPT_GRL_MAX },
-		{ "help", no_argument, NULL, 'h' },
 		{ "hidden", required_argument, NULL, OPT_HIDDEN },
 		{ "init", required_argument, NULL, OPT_INIT },
 		{ "kd-temp", required_argument, NULL, OPT_KD_TEMP },
-		{ "level", required_argument, NULL, OPT_LEVEL },
 		{ "lr", required_argument, NULL, OPT_LR },
 		{ "lr-schedule", required_argument, NULL, OPT_SCHEDULE },
 		{ "mode", required_argument, NULL, OPT_MODE },
@@ -692,13 +329,10 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "nesterov", no_argument, NULL, OPT_NESTEROV },
 		{ "no-dp", no_argument, NULL, OPT_NODP },
 		{ "optimizer", required_argument, NULL, OPT_OPTIMIZER },
-		{ "output", required_argument, NULL, 'o' },
 		{ "patience", required_argument, NULL, OPT_PATIENCE },
 		{ "protect", required_argument, NULL, OPT_PROTECT },
 		{ "public-records", required_argument, NULL,
 		    OPT_PUBLIC_RECORDS },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "seed", required_argument, NULL, 'S' },
 		{ "sigma", required_argument, NULL, OPT_SIGMA },
 		{ "source-features", required_argument, NULL,
 		    OPT_SOURCE_FEATURES },
@@ -708,8 +342,6 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "unsafe-test-no-clip", no_argument, NULL, OPT_UNSAFE },
 		{ "val", required_argument, NULL, OPT_VAL },
 		{ "val-public", no_argument, NULL, OPT_VAL_PUBLIC },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, 'V' },
 		{ "weight-decay", required_argument, NULL, OPT_WD },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -717,45 +349,18 @@ parse_args(int argc, char **argv, struct opts *o)
 
 	while ((ch = getopt_long(argc, argv, "d:e:fho:qS:vV", longopts,
 	    NULL)) != -1) {
+		if (opts_common(&o->c, ch, optarg, usage))
+			continue;
 		switch (ch) {
-		case 'd':
-			o->delta = dpcli_delta_arg("--delta", optarg);
-			o->has_delta = 1;
-			break;
-		case 'e':
-			o->epsilon = dpcli_epsilon_arg("--epsilon", optarg, 1e6);
-			o->has_eps = 1;
-			break;
-		case 'f':
-			o->force = 1;
-			break;
-		case 'h':
-			usage(0);
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'q':
-			o->quiet = 1;
-			cli_set_quiet(1);
-			break;
-		case 'S':
-			(void)dpcli_seed_arg(optarg);
-			o->seed = optarg;
-			break;
-		case 'v':
-			o->verbose = 1;
-			break;
-		case 'V':
-			cli_version();
 		case OPT_ASSUME_RAW:
 			o->assume_raw = 1;
 			break;
 		case OPT_AUDIT:
-			o->audit = (uint64_t)cli_ll("--audit-repeat", optarg, 1,
+			o->p.audit = (uint64_t)cli_ll("--audit-repeat", optarg, 1,
 			    DPSGD_MAX_AUDIT);
 			break;
 		case OPT_BATCH:
-			o->batch = (size_t)cli_ll("--batch", optarg, 1,
+			o->p.batch = (size_t)cli_ll("--batch", optarg, 1,
 			    DPSGD_MAX_BATCH);
 			break;
 		case OPT_BETA1:
@@ -765,21 +370,21 @@ parse_args(int argc, char **argv, struct opts *o)
 				"--beta3" };
 			int i = ch - OPT_BETA1;
 
-			o->beta[i] = cli_double(nm[i], optarg, 0, 1e6);
-			o->has_beta = 1;
+			o->p.beta[i] = cli_double(nm[i], optarg, 0, 1e6);
+			o->g.beta = 1;
 			break;
 		}
 		case OPT_BETA_ADV:
-			o->beta_adv = cli_double("--beta-adv", optarg, 0, 1e6);
-			o->has_gmm_opt = 1;
+			o->p.beta_adv = cli_double("--beta-adv", optarg, 0, 1e6);
+			o->g.gmm = 1;
 			break;
 		case OPT_BETA_IM:
-			o->beta_im = cli_double("--beta-im", optarg, 0, 1e6);
-			o->has_gmm_opt = 1;
+			o->p.beta_im = cli_double("--beta-im", optarg, 0, 1e6);
+			o->g.gmm = 1;
 			break;
 		case OPT_BETA_KD:
-			o->beta_kd = cli_double("--beta-kd", optarg, 0, 1e6);
-			o->has_gmm_opt = 1;
+			o->p.beta_kd = cli_double("--beta-kd", optarg, 0, 1e6);
+			o->g.gmm = 1;
 			break;
 		case OPT_CLASSES:
 			o->classes = (size_t)cli_ll("--classes", optarg, 2,
@@ -787,63 +392,56 @@ parse_args(int argc, char **argv, struct opts *o)
 			o->has_classes = 1;
 			break;
 		case OPT_CLIP:
-			o->clip = cli_double("--clip", optarg, NN_CLIP_MIN,
+			o->p.clip = cli_double("--clip", optarg, NN_CLIP_MIN,
 			    NN_CLIP_MAX);
-			o->has_clip = 1;
-			break;
-		case OPT_DATASET:
-			if (ledger_check_dataset(optarg) != NULL)
-				cli_usage_error("invalid --dataset '%s': %s",
-				    optarg, ledger_check_dataset(optarg));
-			o->dataset = optarg;
+			o->g.clip = 1;
 			break;
 		case OPT_DOMAIN_HIDDEN:
 			parse_hidden("--domain-hidden", optarg, o->dh, &o->ndh);
-			o->has_dh = 1;
+			o->g.domain_hidden = 1;
 			break;
 		case OPT_EPOCHS:
-			o->epochs = cli_double("--epochs", optarg, 0,
+			o->p.epochs = cli_double("--epochs", optarg, 0,
 			    DPSGD_MAX_EPOCHS);
-			if (!(o->epochs > 0))
+			if (!(o->p.epochs > 0))
 				cli_usage_error("invalid --epochs '%s': not "
 				    "positive", optarg);
-			o->has_epochs = 1;
+			o->p.has_epochs = 1;
 			break;
 		case OPT_EXACT:
-			o->exact = 1;
+			o->p.exact = 1;
 			break;
 		case OPT_FEATURE_LAYER:
 			o->feature_layer = (size_t)cli_ll("--feature-layer",
 			    optarg, 1, NN_MAX_LAYERS - 1);
-			o->has_gmm_opt = 1;
+			o->g.gmm = 1;
 			break;
 		case OPT_FREEZE:
 			o->freeze = (size_t)cli_ll("--freeze", optarg, 0,
 			    NN_MAX_LAYERS);
 			break;
 		case OPT_GRL_MAX:
-			o->grl_max = cli_double("--grl-max", optarg, 0, 1e6);
-			o->has_grl = 1;
+			o->p.grl_max = cli_double("--grl-max", optarg, 0, 1e6);
+			o->g.grl = 1;
 			break;
 		case OPT_HIDDEN:
 			parse_hidden("--hidden", optarg, o->hidden, &o->nhidden);
+			o->g.hidden = o->nhidden;
 			break;
 		case OPT_INIT:
 			o->init = optarg;
+			o->p.init = 1;
 			break;
 		case OPT_KD_TEMP:
-			o->kd_temp = cli_double("--kd-temp", optarg, 0, 1e6);
-			if (!(o->kd_temp > 0))
+			o->p.kd_temp = cli_double("--kd-temp", optarg, 0, 1e6);
+			if (!(o->p.kd_temp > 0))
 				cli_usage_error("invalid --kd-temp '%s': not "
 				    "positive", optarg);
-			o->has_gmm_opt = 1;
-			break;
-		case OPT_LEVEL:
-			o->level = cli_level_arg(optarg);
+			o->g.gmm = 1;
 			break;
 		case OPT_LR:
-			o->oc.lr = cli_double("--lr", optarg, 0, 1e6);
-			if (!(o->oc.lr > 0))
+			o->p.oc.lr = cli_double("--lr", optarg, 0, 1e6);
+			if (!(o->p.oc.lr > 0))
 				cli_usage_error("invalid --lr '%s': not "
 				    "positive", optarg);
 			o->has_lr = 1;
@@ -852,99 +450,106 @@ parse_args(int argc, char **argv, struct opts *o)
 			parse_schedule(o, optarg);
 			break;
 		case OPT_MODE:
-			o->adapt = adapts[cli_choice("--mode", optarg, modes)];
-			o->dann = o->adapt == DPSGD_DANN;
+			o->p.adapt = adapts[cli_choice("--mode", optarg, modes)];
+			o->dann = o->p.adapt == DPSGD_DANN;
 			break;
 		case OPT_MOMENTUM:
-			o->oc.momentum = cli_double("--momentum", optarg, 0, 1);
-			if (!(o->oc.momentum < 1))
+			o->p.oc.momentum = cli_double("--momentum", optarg, 0, 1);
+			if (!(o->p.oc.momentum < 1))
 				cli_usage_error("invalid --momentum '%s': not "
 				    "in [0, 1)", optarg);
 			break;
 		case OPT_NESTEROV:
-			o->oc.nesterov = 1;
+			o->p.oc.nesterov = 1;
 			break;
 		case OPT_NODP:
-			o->nodp = 1;
+			o->g.nodp = 1;
 			break;
 		case OPT_OPTIMIZER:
-			o->oc.kind = cli_choice("--optimizer", optarg,
+			o->p.oc.kind = cli_choice("--optimizer", optarg,
 			    optimizers) == 0 ? OPTIM_SGD : OPTIM_ADAM;
 			break;
 		case OPT_PATIENCE:
-			o->patience = (size_t)cli_ll("--patience", optarg, 1,
+			o->p.patience = (size_t)cli_ll("--patience", optarg, 1,
 			    1000000);
 			break;
 		case OPT_PROTECT:
 			switch (cli_choice("--protect", optarg, protects)) {
 			case 0:
-				o->protect = DPSGD_PROTECT_SOURCE;
+				o->p.protect = DPSGD_PROTECT_SOURCE;
 				break;
 			case 1:
-				o->protect = DPSGD_PROTECT_TARGET;
+				o->p.protect = DPSGD_PROTECT_TARGET;
 				break;
 			default:
-				o->protect = DPSGD_PROTECT_BOTH;
+				o->p.protect = DPSGD_PROTECT_BOTH;
 				break;
 			}
 			break;
 		case OPT_PUBLIC_RECORDS:
-			o->public_records[0] = (uint64_t)cli_ll(
+			o->p.public_records[0] = (uint64_t)cli_ll(
 			    "--public-records", optarg, 1, (long long)NN_MAX_RECORDS);
 			break;
 		case OPT_SIGMA:
-			o->sigma = cli_double("--sigma", optarg, 0, 1e6);
-			o->has_sigma = 1;
+			o->p.sigma = cli_double("--sigma", optarg, 0, 1e6);
+			o->p.has_sigma = 1;
 			break;
 		case OPT_SOURCE_FEATURES:
 			o->src_feat = optarg;
+			o->g.source_features = 1;
 			break;
 		case OPT_TARGET:
 			o->target = optarg;
+			o->g.target = 1;
 			break;
 		case OPT_TARGET_PUBLIC_RECORDS:
-			o->public_records[1] = (uint64_t)cli_ll(
+			o->p.public_records[1] = (uint64_t)cli_ll(
 			    "--target-public-records", optarg, 1,
 			    (long long)NN_MAX_RECORDS);
 			break;
 		case OPT_UNSAFE:
-			o->unsafe = 1;
+			o->p.unsafe = 1;
 			break;
 		case OPT_VAL:
 			o->val = optarg;
+			o->g.val = 1;
 			break;
 		case OPT_VAL_PUBLIC:
-			o->val_public = 1;
+			o->g.val_public = 1;
 			break;
 		case OPT_WD:
-			o->oc.weight_decay = cli_double("--weight-decay", optarg,
+			o->p.oc.weight_decay = cli_double("--weight-decay", optarg,
 			    0, 1e3);
 			break;
 		default:
 			usage(EX_USAGE);
 		}
 	}
+	o->p.has_eps = o->c.has_epsilon;
+	o->p.has_delta = o->c.has_delta;
+	o->p.epsilon = o->c.epsilon;
+	o->p.delta = o->c.delta;
+	o->p.seeded = o->c.seed != NULL;
+	o->p.seed = o->c.seed != NULL ? dpcli_seed_arg(o->c.seed) : 0;
+	o->p.progress = on_progress;
+	o->p.report = o->c.verbose ? on_report : NULL;
 	return optind;
 }
 
 int
 main(int argc, char **argv)
 {
-	struct opts o = { .batch = 256, .clip = 1, .grl_max = 1,
-		.beta = { DPSGD_BETA_WALKER, DPSGD_BETA_VISIT, DPSGD_BETA_COVER },
-		.kd_temp = DPSGD_KD_TEMP, .beta_adv = 1, .beta_kd = 1,
-		.beta_im = 1 };
-	struct data tr, tg, va, sf;
+	struct opts o = { .c = OPTS_COMMON_INIT };
+	struct xyset tr, tg, va, sf;
 	struct nn_dann dnets, gnets;	/* dann's, gmm-uda's F, H and D */
 	struct nn_model m;
-	struct dpsgd_params prm;
 	struct dpsgd *dp = NULL;
 	struct dpsgd_data view[2], vview;
 	struct dpsgd_plan pl[2];
 	struct dpsgd_summary sm;
 	struct dpsgd_meta mi;
-	struct data *sdt[2];
-	const struct data *vap = NULL;
+	struct xyset *sdt[2];
+	const struct xyset *vap = NULL;
 	const char *dataset[2];
 	size_t nst, K = 0, np;
 	struct ts_meta meta = { 0 }, prov = { 0 }, initmeta = { 0 };
@@ -953,58 +558,36 @@ main(int argc, char **argv)
 	FILE *in, *ofp, *vfp = NULL, *ifp = NULL, *tfp = NULL, *sfp = NULL;
 	const char *label, *vlabel = NULL, *ilabel = NULL, *tlabel = NULL;
 	const char *slabel = NULL;
-	char err[256], arch[MODEL_MAX_ARCH];
+	char err[256], oerr[DPSGD_OPT_ERRLEN], arch[MODEL_MAX_ARCH];
 	double t_start = cli_now();
 	uint64_t idigest = 0;
 	float *all = NULL;
 	int rc, nin = 0, src_dp, mode, first;
 
 	cli_init(argv[0], argc, argv);
-	optim_defaults(&o.oc);
+	dpsgd_defaults(&o.p);
 	first = parse_args(argc, argv, &o);
 	if (o.assume_raw)
-		dpcli_assume_raw(o.dataset);
+		dpcli_assume_raw(o.c.dataset);
 	argc -= first;
 	argv += first;
 	if (argc > 1)
 		cli_usage_error("at most one input file");
-	mode = check_mode(&o);
-	if (o.unsafe) {
-		const char *env = getenv(UNSAFE_ENV);
-		if (env == NULL || strcmp(env, "1") != 0)
-			cli_usage_error("--unsafe-test-no-clip disables the "
-			    "privacy protection; it is for tests only and needs "
-			    UNSAFE_ENV "=1 in the environment");
-	}
-	if (o.val != NULL && !o.val_public)
-		cli_usage_error("--val needs --val-public: early stopping may "
-		    "only look at data declared public");
-	if (o.val_public && o.val == NULL)
-		cli_usage_error("--val-public needs --val");
-	if (o.patience && o.val == NULL)
-		cli_usage_error("--patience needs --val");
-	if (o.audit && o.val != NULL)
-		cli_usage_error("--audit-repeat and --val do not go together");
-	check_public(&o, mode);
-	if (o.oc.kind == OPTIM_ADAM && !o.has_lr)
-		o.oc.lr = 0.001;
-	if (o.oc.nesterov && o.oc.momentum == 0)
-		cli_usage_error("--nesterov needs --momentum");
-	if ((o.dann || o.adapt == DPSGD_ASSOC) && o.init == NULL &&
-	    o.nhidden == 0)
-		cli_usage_error("--mode %s needs a feature extractor: give "
-		    "--hidden (or an --init model with hidden layers)",
-		    o.dann ? "dann" : "assoc");
-	if (o.adapt == DPSGD_GMM && o.nhidden)
-		cli_usage_error("--hidden does not apply with --init (the model "
-		    "fixes the layers)");
-	fill_params(&o, mode, &prm);
-	if (dpsgd_check_params(&prm) != NULL)
-		cli_usage_error("%s", dpsgd_check_params(&prm));
+	if (dpsgd_check_options(&o.p, &o.g, oerr, sizeof oerr) != NULL)
+		cli_usage_error("%s", oerr);
+	mode = o.p.mode;
+	if (o.p.unsafe)
+		opts_unsafe_gate("--unsafe-test-no-clip");
+	if (o.p.oc.kind == OPTIM_ADAM && !o.has_lr)
+		o.p.oc.lr = 0.001;
+	if (dpsgd_check_inputs(&o.p, &o.g, oerr, sizeof oerr) != NULL)
+		cli_usage_error("%s", oerr);
+	if (dpsgd_check_params(&o.p) != NULL)
+		cli_usage_error("%s", dpsgd_check_params(&o.p));
 	/* Which streams are clipped (and noised): the labelled one unless
 	 * --no-dp; in dann mode, the domains of --protect. */
 	src_dp = mode != DPSGD_NODP && (!o.dann ||
-	    (o.protect & DPSGD_PROTECT_SOURCE));
+	    (o.p.protect & DPSGD_PROTECT_SOURCE));
 
 	/* Open everything before computing. */
 	in = cli_open_in(argc ? argv[0] : NULL, &label);
@@ -1016,50 +599,34 @@ main(int argc, char **argv)
 		sfp = cli_open_in(o.src_feat, &slabel);
 	if (o.val != NULL)
 		vfp = cli_open_in(o.val, &vlabel);
-	ofp = cli_out_open(o.output, o.force);
+	ofp = cli_out_open(o.c.output, o.c.force);
 	/* Without privacy a seed only makes the run reproducible: no
 	 * warning about noise. */
 	rng = mode == DPSGD_NODP ? sub_rng(&o, DPSGD_WORK_ITEM) :
-	    dpcli_rng(o.seed, DPSGD_WORK_ITEM);
+	    dpcli_rng(o.c.seed, DPSGD_WORK_ITEM);
 	if (mode == DPSGD_CLIP_ONLY)
 		cli_warn("--sigma 0: no noise: the model is NOT private");
-	if (o.unsafe)
+	if (o.p.unsafe)
 		cli_warn("--unsafe-test-no-clip: gradients are not clipped: the "
 		    "model is NOT private");
 
-	read_data(&tr, in, label, o.adapt != DPSGD_GMM);
+	xy_read(&tr, in, label, o.p.adapt != DPSGD_GMM);
 	cli_close_in(in);
-	if (o.adapt == DPSGD_ASSOC)
-		drop_unanswered(&tr, o.verbose);
+	if (o.p.adapt == DPSGD_ASSOC)
+		xy_drop_unlabelled(&tr, o.c.verbose);
 	if (sfp != NULL) {
-		read_data(&sf, sfp, slabel, 0);
+		xy_read(&sf, sfp, slabel, 0);
 		cli_close_in(sfp);
 	}
 	if (tfp != NULL) {
-		read_data(&tg, tfp, tlabel, 0);
+		xy_read(&tg, tfp, tlabel, 0);
 		cli_close_in(tfp);
 		if (tg.d != tr.d)
 			cli_die(EX_DATAERR, "%s: %zu features, %s has %zu",
 			    tlabel, tg.d, label, tr.d);
 	}
 	if (ifp != NULL) {
-		struct ts_reader *r = cli_reader(ifp, ilabel);
-		struct tensor *ts = NULL;
-		size_t nt = 0;
-
-		if ((rc = ts_read_all(r, &ts, &nt)) != 0)
-			cli_rdie(r, rc);
-		if (model_read(&m, ts_reader_meta(r), ts, nt, err,
-		    sizeof err) != 0)
-			cli_die(EX_DATAERR, "%s: %s", ilabel, err);
-		if (ts_meta_merge(&initmeta, ts_reader_meta(r), "", NULL) != 0)
-			cli_die(EX_OSERR, "out of memory");
-		idigest = ts_reader_digest(r);
-		for (size_t i = 0; i < nt; i++)
-			tensor_free(&ts[i]);
-		free(ts);
-		ts_reader_close(r);
-		cli_close_in(ifp);
+		mcli_read_model_fp(ifp, ilabel, &m, &initmeta, &idigest);
 		if (o.nhidden)
 			cli_usage_error("--hidden does not apply with --init "
 			    "(the model fixes the layers)");
@@ -1069,9 +636,9 @@ main(int argc, char **argv)
 		if (o.has_classes && o.classes != model_classes(&m))
 			cli_usage_error("--classes %zu: the model of --init has "
 			    "%zu classes", o.classes, model_classes(&m));
-		if (o.adapt != DPSGD_CLASSIFY && m.net.nlayers < 2)
+		if (o.p.adapt != DPSGD_CLASSIFY && m.net.nlayers < 2)
 			cli_die(EX_DATAERR, "%s: --mode %s needs a model with "
-			    "hidden layers, not %s", ilabel, modes[o.adapt],
+			    "hidden layers, not %s", ilabel, modes[o.p.adapt],
 			    ts_meta_get(&initmeta, "model.arch"));
 		K = model_classes(&m);
 	} else {
@@ -1107,7 +674,7 @@ main(int argc, char **argv)
 	for (size_t l = 0; l < o.freeze; l++)
 		m.net.layer[l].frozen = 1;
 	np = m.nparam;
-	if (o.adapt == DPSGD_GMM) {
+	if (o.p.adapt == DPSGD_GMM) {
 		/* E is layers 1..L, C the rest (frozen); D's parameters
 		 * follow the model's, as with dann. */
 		size_t L = o.feature_layer ? o.feature_layer : m.net.nlayers - 1;
@@ -1143,15 +710,15 @@ main(int argc, char **argv)
 			if (sf.X[i] < 0)
 				sf.X[i] = 0;
 	}
-	if (!src_dp && o.adapt != DPSGD_GMM)
-		check_labels(&tr, K);
+	if (!src_dp && o.p.adapt != DPSGD_GMM)
+		xy_check_labels(&tr, K);
 	if (vfp != NULL) {
-		read_data(&va, vfp, vlabel, 1);
+		xy_read(&va, vfp, vlabel, 1);
 		cli_close_in(vfp);
 		if (va.d != tr.d)
 			cli_die(EX_DATAERR, "%s: %zu features, %s has %zu",
 			    vlabel, va.d, label, tr.d);
-		check_labels(&va, K);
+		xy_check_labels(&va, K);
 		nn_zero_nonfinite_rows(va.X, va.n, va.d);
 		vap = &va;
 	}
@@ -1159,11 +726,11 @@ main(int argc, char **argv)
 	/* The streams: the training input, and the target rows of dann and
 	 * assoc or the source samples of gmm-uda (a side input: no dataset
 	 * of its own here, its ledger is inherited). */
-	nst = o.adapt != DPSGD_CLASSIFY ? 2 : 1;
+	nst = o.p.adapt != DPSGD_CLASSIFY ? 2 : 1;
 	sdt[0] = &tr;
-	sdt[1] = o.adapt == DPSGD_GMM ? &sf : &tg;
-	dataset[0] = dpcli_dataset(&tr.meta, o.dataset, label);
-	dataset[1] = nst > 1 && o.adapt != DPSGD_GMM ?
+	sdt[1] = o.p.adapt == DPSGD_GMM ? &sf : &tg;
+	dataset[0] = dpcli_dataset(&tr.meta, o.c.dataset, label);
+	dataset[1] = nst > 1 && o.p.adapt != DPSGD_GMM ?
 	    dpcli_dataset(&tg.meta, NULL, tlabel) : NULL;
 	if (o.dann && strcmp(dataset[0], dataset[1]) == 0)
 		cli_die(EX_DATAERR, "%s: the target rows belong to dataset %s, "
@@ -1174,7 +741,7 @@ main(int argc, char **argv)
 		    sdt[i]->n, sdt[i]->d };
 	if (vap != NULL)
 		vview = (struct dpsgd_data){ va.X, va.y, va.n, va.d };
-	if ((rc = dpsgd_new(&dp, &prm, &m, o.dann ? &dnets : o.adapt ==
+	if ((rc = dpsgd_new(&dp, &o.p, &m, o.dann ? &dnets : o.p.adapt ==
 	    DPSGD_GMM ? &gnets : NULL, np, K, &view[0], nst > 1 ? &view[1] :
 	    NULL, vap != NULL ? &vview : NULL)) != 0)
 		dpsgd_die(dp, rc);
@@ -1196,9 +763,9 @@ main(int argc, char **argv)
 			    (unsigned long long)pl[i].npub, pl[i].q,
 			    (unsigned long long)pl[i].npub);
 	}
-	zero_rows(&tr, pl[0].dp);
+	xy_zero_rows(&tr, pl[0].dp);
 	if (nst > 1)
-		zero_rows(sdt[1], pl[1].dp);
+		xy_zero_rows(sdt[1], pl[1].dp);
 	/* Validation data must be public: not derived from any dataset
 	 * trained on here. */
 	for (size_t i = 0; i < nst && vap != NULL; i++) {
@@ -1220,21 +787,21 @@ main(int argc, char **argv)
 	dpsgd_summary(dp, &sm);
 	for (size_t i = 0; i < nst; i++) {
 		dpsgd_stream_plan(dp, i, &pl[i]);
-		if (!pl[i].dp || !o.verbose)
+		if (!pl[i].dp || !o.c.verbose)
 			continue;
 		fprintf(stderr, "%s: %s: %zu records, q %.6g, %llu steps, "
 		    "sigma %.6g, clip %g (rows clipped at %.9g), noise sd "
 		    "%.6g\n", cli_prog(), pl[i].name, sdt[i]->n, pl[i].q,
-		    (unsigned long long)sm.steps, pl[i].sigma, o.clip,
+		    (unsigned long long)sm.steps, pl[i].sigma, o.p.clip,
 		    pl[i].clip_row, pl[i].noise_std);
 		if (pl[i].eps >= 0)
 			fprintf(stderr, "%s: (%.6g, %g)-DP for dataset %s\n",
-			    cli_prog(), pl[i].eps, o.delta, dataset[i]);
+			    cli_prog(), pl[i].eps, o.c.delta, dataset[i]);
 	}
 
 	/* Train: once, or --audit-repeat times from the same input. */
-	if (o.audit)
-		all = cli_reallocarray(NULL, o.audit * np, sizeof *all);
+	if (o.p.audit)
+		all = cli_reallocarray(NULL, o.p.audit * np, sizeof *all);
 	if ((rc = dpsgd_train(dp, rng, all)) != 0)
 		dpsgd_die(dp, rc);
 	dpsgd_summary(dp, &sm);
@@ -1243,24 +810,24 @@ main(int argc, char **argv)
 
 	/* The output: the model (and the domain classifier), then the
 	 * stream metadata. */
-	w = cli_writer(ofp, o.level);
-	if (o.audit) {
+	w = cli_writer(ofp, o.c.level);
+	if (o.p.audit) {
 		if ((rc = dpsgd_write_audit(w, &m.net, "model", all, np,
-		    o.audit)) != 0 || (o.dann && (rc = dpsgd_write_audit(w,
-		    &dnets.dom, "domain", all, np, o.audit)) != 0))
+		    o.p.audit)) != 0 || (o.dann && (rc = dpsgd_write_audit(w,
+		    &dnets.dom, "domain", all, np, o.p.audit)) != 0))
 			cli_wdie(w, rc);
 	} else if ((rc = model_write(w, &m)) != 0 || (o.dann &&
 	    (rc = model_write_net(w, &dnets.dom, m.param, "domain")) != 0) ||
-	    (o.adapt == DPSGD_GMM && (rc = model_write_net(w, &gnets.dom, m.param,
-	    "domain")) != 0))
+	    (o.p.adapt == DPSGD_GMM && (rc = model_write_net(w, &gnets.dom,
+	    m.param, "domain")) != 0))
 		cli_wdie(w, rc);
 	cli_inherit(&meta, &tr.meta, label);
 	cli_prov_input(&prov, nin++, label, tr.digest, &tr.meta);
-	if (o.dann || o.adapt == DPSGD_ASSOC) {
+	if (o.dann || o.p.adapt == DPSGD_ASSOC) {
 		cli_inherit(&meta, &tg.meta, tlabel);
 		cli_prov_input(&prov, nin++, tlabel, tg.digest, &tg.meta);
 	}
-	if (o.adapt == DPSGD_GMM) {
+	if (o.p.adapt == DPSGD_GMM) {
 		/* The samples are post-processing of a (DP) mixture: their
 		 * release entries come along, any raw mark as aggregate. */
 		dpcli_inherit_side(&meta, &sf.meta, slabel);
@@ -1288,7 +855,7 @@ main(int argc, char **argv)
 		if (dataset[i] != NULL && !pl[i].private_for)
 			dpcli_not_private(&meta, dataset[i], sdt[i]->label);
 	}
-	dpcli_audit_mark(&meta, o.audit);
+	dpcli_audit_mark(&meta, o.p.audit);
 	if (model_put_meta(&m, &meta) != 0)
 		cli_die(EX_OSERR, "out of memory");
 	model_arch(&m, arch, sizeof arch);
@@ -1301,7 +868,7 @@ main(int argc, char **argv)
 	    (rc = ts_writer_finish(w)) != 0)
 		cli_wdie(w, rc);
 	ts_writer_close(w);
-	if (o.verbose)
+	if (o.c.verbose)
 		fprintf(stderr, "%s: %s trained in %.2f s\n", cli_prog(), arch,
 		    cli_now() - t_start);
 	cli_out_commit();
@@ -1309,13 +876,13 @@ main(int argc, char **argv)
 	dpsgd_free(dp);
 	free(all);
 	model_free(&m);
-	data_free(&tr);
+	xy_free(&tr);
 	if (tfp != NULL)
-		data_free(&tg);
+		xy_free(&tg);
 	if (sfp != NULL)
-		data_free(&sf);
+		xy_free(&sf);
 	if (vap != NULL)
-		data_free(&va);
+		xy_free(&va);
 	ts_meta_free(&meta);
 	ts_meta_free(&prov);
 	ts_meta_free(&initmeta);

@@ -10,6 +10,7 @@
 #include "model.h"
 #include "modelcli.h"
 #include "nn.h"
+#include "opts.h"
 #include "pverr.h"
 #include "tensor.h"
 #include "tstream.h"
@@ -17,11 +18,12 @@
 #define ROWS 1024			/* rows per forward pass */
 #define MAX_SHADOWS 256			/* --shadow options */
 enum { REP_TEXT, REP_TSV };
-enum { OPT_ATTACK = 256, OPT_MEMBERS, OPT_MODEL, OPT_NONMEMBERS,
+enum { OPT_ATTACK = OPTS_FIRST_TOOL, OPT_MEMBERS, OPT_MODEL, OPT_NONMEMBERS,
 	OPT_REPORT_FORMAT, OPT_SCORES, OPT_SHADOW };
 
 struct opts {
-	const char *output, *model, *members, *nonmembers, *scores;
+	struct opts_common c;		/* -h -o -q -V */
+	const char *model, *members, *nonmembers, *scores;
 	const char *shadow[MAX_SHADOWS];
 	size_t nshadow;
 	int attack, report_format;
@@ -254,7 +256,7 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct opts o = { .attack = MIA_LOSS };
+	struct opts o = { .c = OPTS_COMMON_INIT, .attack = MIA_LOSS };
 	struct nn_model m;
 	struct shadow *sh = NULL;
 	struct evalset set[2];
@@ -268,17 +270,9 @@ main(int argc, char **argv)
 
 	cli_init(argv[0], argc, argv);
 	while ((ch = getopt_long(argc, argv, "ho:qV", longopts, NULL)) != -1) {
+		if (opts_common(&o.c, ch, optarg, usage))
+			continue;
 		switch (ch) {
-		case 'h':
-			usage(0);
-		case 'o':
-			o.output = optarg;
-			break;
-		case 'q':
-			cli_set_quiet(1);
-			break;
-		case 'V':
-			cli_version();
 		case OPT_ATTACK:
 			o.attack = cli_choice("--attack", optarg, attacks);
 			break;
@@ -360,7 +354,7 @@ main(int argc, char **argv)
 			sh[h].fp[k] = cli_open_in(sh[h].paths[k + 1],
 			    &sh[h].label[k]);
 	}
-	ofp = cli_out_open(o.output, 1);
+	ofp = cli_out_open(o.c.output, 1);
 	if (o.scores != NULL)
 		sfp = cli_out_open_path(o.scores);
 

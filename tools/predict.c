@@ -10,6 +10,7 @@
 #include "model.h"
 #include "modelcli.h"
 #include "nn.h"
+#include "opts.h"
 #include "pverr.h"
 #include "report.h"
 #include "tensor.h"
@@ -19,12 +20,13 @@
 
 enum { OUT_LABELS, OUT_PROBS, OUT_LOGITS, OUT_FEATURES };
 enum { REP_TEXT, REP_TSV };
-enum { OPT_EMIT = 256, OPT_FEATURES, OPT_LEVEL, OPT_MODEL, OPT_OUTPUT_KIND,
-	OPT_REPORT, OPT_REPORT_FORMAT };
+enum { OPT_EMIT = OPTS_FIRST_TOOL, OPT_FEATURES, OPT_MODEL,
+	OPT_OUTPUT_KIND, OPT_REPORT, OPT_REPORT_FORMAT };
 
 struct opts {
-	const char *output, *level, *model, *report;
-	int force, quiet, kind, report_format;
+	struct opts_common c;		/* -f -h -o -q -V --level */
+	const char *model, *report;
+	int kind, report_format;
 	size_t layer;			/* --features */
 };
 
@@ -181,7 +183,7 @@ main(int argc, char **argv)
 		{ "features", required_argument, NULL, OPT_FEATURES },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
-		{ "level", required_argument, NULL, OPT_LEVEL },
+		{ "level", required_argument, NULL, OPTS_LEVEL },
 		{ "model", required_argument, NULL, OPT_MODEL },
 		{ "output", required_argument, NULL, OPT_OUTPUT_KIND },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -190,7 +192,7 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct opts o = { .kind = OUT_LABELS };
+	struct opts o = { .c = OPTS_COMMON_INIT, .kind = OUT_LABELS };
 	struct nn_model m;
 	struct nn_ws ws;
 	struct ts_meta meta = { 0 }, mmeta = { 0 }, prov = { 0 };
@@ -210,27 +212,12 @@ main(int argc, char **argv)
 
 	cli_init(argv[0], argc, argv);
 	while ((ch = getopt_long(argc, argv, "fho:qV", longopts, NULL)) != -1) {
+		if (opts_common(&o.c, ch, optarg, usage))
+			continue;
 		switch (ch) {
-		case 'f':
-			o.force = 1;
-			break;
-		case 'h':
-			usage(0);
-		case 'o':
-			o.output = optarg;
-			break;
-		case 'q':
-			o.quiet = 1;
-			cli_set_quiet(1);
-			break;
-		case 'V':
-			cli_version();
 		case OPT_FEATURES:
 			o.layer = (size_t)cli_ll("--features", optarg, 1,
 			    NN_MAX_LAYERS);
-			break;
-		case OPT_LEVEL:
-			o.level = cli_level_arg(optarg);
 			break;
 		case OPT_MODEL:
 			o.model = optarg;
@@ -274,7 +261,7 @@ main(int argc, char **argv)
 	/* Open everything before computing: the model is read first. */
 	in = cli_open_in(argc ? argv[0] : NULL, &label);
 	mcli_read_model(o.model, &m, &mmeta, &mdigest, &mlabel);
-	ofp = cli_out_open(o.output, o.force);
+	ofp = cli_out_open(o.c.output, o.c.force);
 	if (o.report != NULL)
 		rfp = cli_out_open_path(o.report);
 	K = model_classes(&m);
@@ -289,7 +276,7 @@ main(int argc, char **argv)
 		cli_die(EX_OSERR, "out of memory");
 	xb = cli_reallocarray(NULL, (size_t)ROWS * d, sizeof *xb);
 	ob = cli_reallocarray(NULL, (size_t)ROWS * width, sizeof *ob);
-	w = cli_writer(ofp, o.level);
+	w = cli_writer(ofp, o.c.level);
 	r = cli_reader(in, label);
 	memset(&ycopy, 0, sizeof ycopy);
 
@@ -473,7 +460,7 @@ main(int argc, char **argv)
 		cli_wdie(w, rc);
 	ts_writer_close(w);
 
-	if (y != NULL && o.kind != OUT_FEATURES && (rfp != NULL || !o.quiet)) {
+	if (y != NULL && o.kind != OUT_FEATURES && (rfp != NULL || !o.c.quiet)) {
 		char *raw = raw_marks(ts_reader_meta(r));
 
 		/* The accuracy is a statistic of the rows: of a protected

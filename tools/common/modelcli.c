@@ -11,7 +11,15 @@ mcli_read_model(const char *path, struct nn_model *m, struct ts_meta *meta,
     uint64_t *digest, const char **label)
 {
 	FILE *fp = cli_open_in(path, label);
-	struct ts_reader *r = cli_reader(fp, *label);
+
+	mcli_read_model_fp(fp, *label, m, meta, digest);
+}
+
+void
+mcli_read_model_fp(FILE *fp, const char *label, struct nn_model *m,
+    struct ts_meta *meta, uint64_t *digest)
+{
+	struct ts_reader *r = cli_reader(fp, label);
 	struct tensor *t = NULL;
 	size_t nt = 0;
 	char err[256];
@@ -20,7 +28,7 @@ mcli_read_model(const char *path, struct nn_model *m, struct ts_meta *meta,
 	if ((rc = ts_read_all(r, &t, &nt)) != 0)
 		cli_rdie(r, rc);
 	if (model_read(m, ts_reader_meta(r), t, nt, err, sizeof err) != 0)
-		cli_die(EX_DATAERR, "%s: %s", *label, err);
+		cli_die(EX_DATAERR, "%s: %s", label, err);
 	if (meta != NULL && ts_meta_merge(meta, ts_reader_meta(r), "",
 	    NULL) != 0)
 		cli_die(EX_OSERR, "out of memory");

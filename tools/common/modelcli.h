@@ -1,14 +1,15 @@
 /*
  * modelcli.h: tool helpers for the streams a model is applied to (like
  * cli.h, these print and exit on error): reading a model stream, the
- * labels y, and the rows X in blocks as f32.  Used by predict, mia-eval
- * and kde-publish.
+ * labels y, and the rows X in blocks as f32.  Used by predict, mia-eval,
+ * kde-publish and dpsgd-train.
  */
 #ifndef PRIVADA_MODELCLI_H
 #define PRIVADA_MODELCLI_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "model.h"
 #include "tensor.h"
@@ -20,6 +21,11 @@
  * a model. */
 void mcli_read_model(const char *path, struct nn_model *m,
     struct ts_meta *meta, uint64_t *digest, const char **label);
+
+/* As mcli_read_model, from fp opened by the caller (cli_open_in, with
+ * label): closed here. */
+void mcli_read_model_fp(FILE *fp, const char *label, struct nn_model *m,
+    struct ts_meta *meta, uint64_t *digest);
 
 /* The labels tensor hdr (i32, i64 or u8 of one dimension), read whole as
  * int64 values into a new array of *n.  Exit 65 on another shape. */
