@@ -152,5 +152,7 @@ run: deps all ## the main job: PRIMA on one Office-Caltech10 task at epsilon 2
 lint: ## mandoc -Tlint on every man page
 	mandoc -Tlint -W warning man/*.[157]
 
-clean: ## remove build output
+clean: ## remove build output and leftover temporary files (privada(7))
 	rm -rf build build-asan
+	find . -path ./.git -prune -o -name '.*.privada-tmp.*' -type f \
+	    -exec rm -f -- {} +

@@ -12,6 +12,11 @@ export OPENBLAS_NUM_THREADS := 1
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
 B := $(TOP)/build/bin
 DATA := $(TOP)/data
+# The experiment's directory, and the command that removes the temporary
+# files a tool killed by SIGKILL can leave there (.NAME.privada-tmp.XXXXXX,
+# privada(7)); every experiment's clean runs it.
+PIPE_DIR := $(abspath $(dir $(firstword $(MAKEFILE_LIST))))
+CLEAN_TMP := find $(PIPE_DIR) -name '.*.privada-tmp.*' -type f -exec rm -f -- {} +
 
 help: ## list this experiment's targets
 	@grep -hE '^[a-z%./-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,13 +22,23 @@ static int quiet;
 static int progress_shown;
 
 /* Output files: a temporary file each (tmp, until renamed to path), and
- * its FILE while open. */
+ * its FILE while open.  The signal handler reads outs and nouts: they
+ * change only with the caught signals blocked (out_block). */
 struct outfile {
 	char *path, *tmp;
 	FILE *fp;
 };
-static struct outfile *outs;
-static size_t nouts;
+static struct outfile *volatile outs;
+static volatile size_t nouts;
+
+/* The signals that remove the temporary files before they kill: every
+ * catchable one whose default action ends the process and that a user,
+ * a pipe or a limit sends (SIGKILL cannot be caught: it can leave a
+ * temporary file, which make clean removes by its name). */
+static const int out_signals[] = {
+	SIGHUP, SIGINT, SIGPIPE, SIGTERM, SIGXFSZ, SIGXCPU, SIGUSR1, SIGUSR2
+};
+#define NOUT_SIGNALS (sizeof out_signals / sizeof out_signals[0])
 
 static void
 out_cleanup(void)
@@ -35,6 +46,76 @@ out_cleanup(void)
 	for (size_t i = 0; i < nouts; i++)
 		if (outs[i].tmp != NULL)
 			unlink(outs[i].tmp);
+}
+
+/* Async-signal-safe only: unlink, sigaction, raise.  The signal is
+ * re-raised with its default action, so the exit status shows it. */
+static void
+out_on_signal(int sig)
+{
+	struct sigaction sa;
+
+	out_cleanup();
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+	raise(sig);
+}
+
+/* Block (how SIG_BLOCK) or restore (SIG_SETMASK with *old) the caught
+ * signals around a change to outs. */
+static void
+out_block(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < NOUT_SIGNALS; i++)
+		sigaddset(&set, out_signals[i]);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+static void
+out_unblock(const sigset_t *old)
+{
+	sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+/* Installed with the first temporary file.  A signal the caller
+ * ignores (nohup's SIGHUP, a background job's SIGINT) stays ignored. */
+static void
+out_handlers(void)
+{
+	static int done;
+	struct sigaction sa, old;
+
+	if (done)
+		return;
+	done = 1;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = out_on_signal;
+	sigfillset(&sa.sa_mask);
+	for (size_t i = 0; i < NOUT_SIGNALS; i++)
+		if (sigaction(out_signals[i], NULL, &old) == 0 &&
+		    old.sa_handler != SIG_IGN)
+			sigaction(out_signals[i], &sa, NULL);
+}
+
+/* The temporary file of path: a hidden sibling whose name says what it
+ * is, DIR/.BASE.privada-tmp.XXXXXX (make clean removes these). */
+static char *
+out_tmp_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	int dirlen = (int)(base - path);
+	char *tmp;
+
+	if (asprintf(&tmp, "%.*s.%s" CLI_TMP_INFIX "XXXXXX", dirlen, path,
+	    base) < 0)
+		cli_die(EX_OSERR, "out of memory");
+	return tmp;
 }
 
 void
@@ -318,6 +399,8 @@ cli_out_open_path(const char *path)
 	static int have_mask;
 	struct outfile *o;
 	struct stat st;
+	sigset_t old;
+	char *tmp;
 	int fd, e;
 
 	if (!have_mask) {
@@ -326,7 +409,9 @@ cli_out_open_path(const char *path)
 		umask(mask);
 		have_mask = 1;
 	}
+	out_block(&old);
 	outs = cli_reallocarray(outs, nouts + 1, sizeof *outs);
+	out_unblock(&old);
 	o = &outs[nouts];
 	o->fp = NULL;
 	o->path = cli_strdup(path);
@@ -341,14 +426,20 @@ cli_out_open_path(const char *path)
 		nouts++;
 		return o->fp;
 	}
-	if (asprintf(&o->tmp, "%s.tmpXXXXXX", path) < 0)
-		cli_die(EX_OSERR, "out of memory");
-	if ((fd = mkstemp(o->tmp)) < 0) {
+	tmp = out_tmp_name(path);
+	out_handlers();
+	/* Created and recorded with the signals blocked: a signal between
+	 * the two would leave the file behind. */
+	out_block(&old);
+	if ((fd = mkstemp(tmp)) < 0) {
 		e = errno;
-		free(o->tmp);
+		out_unblock(&old);
+		free(tmp);
 		cli_die(EX_CANTCREAT, "%s: %s", path, strerror(e));
 	}
+	o->tmp = tmp;
 	nouts++;	/* from here on, removed at exit unless committed */
+	out_unblock(&old);
 	/* mkstemp creates mode 0600; an output is an ordinary file. */
 	if (fchmod(fd, 0666 & ~mask) != 0 ||
 	    (o->fp = fdopen(fd, "wb")) == NULL) {
@@ -397,23 +488,41 @@ cli_out_close(FILE *fp)
 void
 cli_out_commit(void)
 {
+	struct outfile *o;
+	sigset_t old;
+	size_t n;
+	int e;
+
 	for (size_t i = 0; i < nouts; i++)
 		if (outs[i].fp != NULL)
 			out_close(&outs[i]);
+	/* All or nothing: the renames run with the caught signals held
+	 * off, and when one fails, the outputs already renamed are removed
+	 * with the temporary files left (tns split's parts: either every
+	 * part or none). */
+	out_block(&old);
 	for (size_t i = 0; i < nouts; i++) {
 		if (outs[i].tmp == NULL)
 			continue;
-		if (rename(outs[i].tmp, outs[i].path) != 0)
+		if (rename(outs[i].tmp, outs[i].path) != 0) {
+			e = errno;
+			for (size_t j = 0; j < i; j++)
+				if (outs[j].tmp != NULL)
+					unlink(outs[j].path);
 			cli_die(EX_CANTCREAT, "%s: %s", outs[i].path,
-			    strerror(errno));
-		free(outs[i].tmp);
-		outs[i].tmp = NULL;
+			    strerror(e));
+		}
 	}
-	for (size_t i = 0; i < nouts; i++)
-		free(outs[i].path);
-	free(outs);
+	o = outs;
+	n = nouts;
 	outs = NULL;
 	nouts = 0;
+	out_unblock(&old);
+	for (size_t i = 0; i < n; i++) {
+		free(o[i].tmp);
+		free(o[i].path);
+	}
+	free(o);
 	if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0)
 		cli_die(EX_IOERR, "write error on stdout: %s", strerror(errno));
 }

@@ -83,11 +83,15 @@ void cli_infile_die(const struct infile *f) __attribute__((noreturn));
 /*
  * Outputs.  cli_out_open gives stdout, or with a path, the output file;
  * cli_out_open_path opens further files (tns split's parts).  A file is
- * written as a sibling temporary file (mode 0666 less the umask, like a
- * file fopen creates) and removed at exit unless cli_out_commit renames
- * it into place, which it does only once every output has been written
- * and closed: a tool that fails leaves no output looking complete.
+ * written as a hidden sibling temporary file, DIR/.BASE.privada-tmp.XXXXXX
+ * (mode 0666 less the umask, like a file fopen creates), removed at exit
+ * and on SIGHUP, SIGINT, SIGPIPE, SIGTERM, SIGXFSZ, SIGXCPU, SIGUSR1 and
+ * SIGUSR2 (then re-raised) unless cli_out_commit renamed it into place,
+ * which it does only once every output has been written and closed, and
+ * for all outputs or none: a tool that fails leaves no output looking
+ * complete.  Only SIGKILL can leave a temporary file.
  */
+#define CLI_TMP_INFIX ".privada-tmp."
 /* stdout (refusing a terminal unless force: exit 64), or path as by
  * cli_out_open_path. */
 FILE *cli_out_open(const char *path, int force);

@@ -21,16 +21,17 @@ enum {
 	O_STATS = 1 << 6, O_RENAME = 1 << 7, O_PARTS = 1 << 8,
 	O_FRACTIONS = 1 << 9, O_PREFIX = 1 << 10, O_TENSORS = 1 << 11,
 	O_TENSOR = 1 << 12, O_HEADER = 1 << 13, O_NAME = 1 << 14,
-	O_DTYPE = 1 << 15, O_UNSAFE = 1 << 16
+	O_DTYPE = 1 << 15, O_UNSAFE = 1 << 16, O_EMPTY = 1 << 17
 };
 
 /* getopt values of the long-only options. */
 enum {
-	L_DTYPE = OPTS_FIRST_TOOL, L_FORMAT, L_FRACTIONS, L_HEADER, L_NAME,
+	L_DTYPE = OPTS_FIRST_TOOL, L_EMPTY, L_FORMAT, L_FRACTIONS, L_HEADER, L_NAME,
 	L_PARTS, L_PREFIX, L_RENAME, L_STATS, L_TENSOR, L_TENSORS, L_UNSAFE
 };
 
 static const struct option longopts[] = {
+	{ "allow-empty", no_argument, NULL, L_EMPTY },
 	{ "dtype", required_argument, NULL, L_DTYPE },
 	{ "force", no_argument, NULL, 'f' },
 	{ "format", required_argument, NULL, L_FORMAT },
@@ -71,6 +72,7 @@ static const struct {
 	{ L_TENSOR, O_TENSOR, "--tensor" }, { L_HEADER, O_HEADER, "--header" },
 	{ L_NAME, O_NAME, "--name" }, { L_DTYPE, O_DTYPE, "--dtype" },
 	{ L_UNSAFE, O_UNSAFE, "--unsafe-ledger" },
+	{ L_EMPTY, O_EMPTY, "--allow-empty" },
 };
 
 struct cmd {
@@ -92,8 +94,8 @@ usage(int status)
 "       tns cat [-fqv] [--level n] [-o file] [file ...]\n"
 "       tns pick [-fqv] [-i file] [--level n] [-o file] [--rename old=new]\n"
 "           name ...\n"
-"       tns split [-fqv] {--fractions list | --parts n} [--level n]\n"
-"           [--prefix prefix] [-S seed] [--tensors list] [file]\n"
+"       tns split [-fqv] [--allow-empty] {--fractions list | --parts n}\n"
+"           [--level n] [--prefix prefix] [-S seed] [--tensors list] [file]\n"
 "       tns to-csv [-qv] [--header] [-o file] [--tensor name] [file]\n"
 "       tns from-csv [-fqv] [--dtype type] [--header] [--level n]\n"
 "           [--name name] [-o file] [file]\n"
@@ -125,6 +127,7 @@ usage(int status)
 "  -S, --seed seed        split with this 64-bit seed (default: getrandom)\n"
 "  -V, --version          print the version and exit\n"
 "  -v, --verbose          say more (verify: 'FILE: ok')\n"
+"  --allow-empty          split: write a part that gets no rows\n"
 "  --dtype type           from-csv element type: f64 (default), f32, i32,\n"
 "                         i64, u8\n"
 "  --format text|json     info output format (default text)\n"
@@ -151,7 +154,7 @@ static const struct cmd cmds[] = {
 	{ "pick", cmd_pick, O_FORCE | O_INPUT | O_OUTPUT | O_LEVEL | O_RENAME,
 	    },
 	{ "split", cmd_split, O_FORCE | O_LEVEL | O_SEED | O_PARTS |
-	    O_FRACTIONS | O_PREFIX | O_TENSORS },
+	    O_FRACTIONS | O_PREFIX | O_TENSORS | O_EMPTY },
 	{ "to-csv", cmd_to_csv, O_OUTPUT | O_TENSOR | O_HEADER },
 	{ "from-csv", cmd_from_csv, O_FORCE | O_OUTPUT | O_LEVEL | O_NAME |
 	    O_DTYPE | O_HEADER },
@@ -254,6 +257,9 @@ main(int argc, char **argv)
 			break;
 		case L_HEADER:
 			o.header = 1;
+			break;
+		case L_EMPTY:
+			o.allow_empty = 1;
 			break;
 		case L_NAME:
 			o.name = optarg;

@@ -97,6 +97,13 @@ cmd_split(struct opts *o, int argc, char **argv)
 
 	size = cli_reallocarray(NULL, nparts, sizeof *size);
 	split_sizes(rows, nparts, o->parts ? NULL : o->fractions, size);
+	/* A part with no rows is most likely a mistake (--parts 10 of a
+	 * 3-row file): refused unless asked for. */
+	for (size_t i = 0; i < nparts && !o->allow_empty; i++)
+		if (size[i] == 0)
+			cli_die(EX_DATAERR, "%s: %llu rows leave part %zu of %zu "
+			    "empty (--allow-empty to write it)", label,
+			    (unsigned long long)rows, i, nparts);
 	if (split_permutation(rows, seed, &perm) != 0)
 		cli_die(EX_OSERR, "out of memory");
 	/* The split's identity, the same in every part and fresh on every
@@ -152,7 +159,7 @@ cmd_split(struct opts *o, int argc, char **argv)
 		ts_writer_close(w);
 		/* Closed now, to bound the open files; renamed into place
 		 * by cli_out_commit, so parts appear only when all were
-		 * written. */
+		 * written, and all of them or none. */
 		cli_out_close(fp);
 		ts_meta_free(&meta);
 		ts_meta_free(&prov);

@@ -15,7 +15,7 @@
 struct opts {
 	struct opts_common c;		/* -f -o -q -S -v --level */
 	const char *input, *prefix, *tensor, *name, *tensors;
-	int json, stats, header, unsafe_ledger, dtype;
+	int json, stats, header, unsafe_ledger, dtype, allow_empty;
 	uint64_t parts;
 	double *fractions;
 	size_t nfractions;
