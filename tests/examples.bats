@@ -49,6 +49,32 @@ run_page() {
 	done
 }
 
+# Fails on d8f2bef (issue 15): dpsgd-train.1's MLP line was wrapped in two.
+@test "examples: no .Dl example line is wrapped by man (80 columns)" {
+	local f line bad=0
+	cd "$BATS_TEST_TMPDIR"
+	for f in "$TOP"/man/*.[157]; do
+		mandoc -T ascii -O width=80 "$f" | col -bx | tr -s ' ' > rendered
+		while IFS= read -r line; do
+			line=$(tr -s ' ' <<< "$line")
+			line=${line# }
+			grep -qF -- "$line" rendered ||
+				{ echo "${f##*/}: wrapped: $line"; bad=1; }
+		done < <("$EX/extract" --dl "$f")
+	done
+	[ "$bad" -eq 0 ]
+}
+
+# Fails on d8f2bef (issue 15): "featurize: command not found".
+@test "examples: README says how to reach the tools before the first tool command" {
+	local first path install
+	first=$(grep -n '^featurize \|^covest \|^tns ' "$TOP/README.md" | head -n 1 | cut -d: -f1)
+	path=$(grep -n '^export PATH=\$PWD/build/bin:\$PATH' "$TOP/README.md" | head -n 1 | cut -d: -f1)
+	install=$(grep -n 'make install PREFIX=~/.local' "$TOP/README.md" | head -n 1 | cut -d: -f1)
+	[ -n "$first" ] && [ -n "$path" ] && [ -n "$install" ]
+	[ "$path" -lt "$first" ] && [ "$install" -lt "$first" ]
+}
+
 @test "examples: the skip list names blocks that exist" {
 	grep -v '^#' "$EX/skip" | while IFS=$'\t' read -r page text why; do
 		[ -n "$why" ] || { echo "no reason for $page: $text"; return 1; }
