@@ -195,6 +195,33 @@ print("ok")'
 	[[ $stderr == *$'0             2       0\n1             1       2'* ]]
 }
 
+# Fails on d8f2bef (issue 15): predict refused a terminal on stdout.
+@test "predict at a terminal prints the report on stdout, writes no predictions" {
+	command -v script > /dev/null || skip "no script(1)"
+	run -0 script -qec "predict --model m.tns d.tns 2> err; echo rc=\$?" /dev/null
+	[[ $output == *"accuracy 0.8000 (4 of 5)"* ]]
+	[[ $output == *"rc=0"* ]]
+	[[ $output != *$'\x28\xb5\x2f\xfd'* ]]	# no zstd frame
+	grep -q "stdout is a terminal: the report only" err
+	# -q: the report still, without the note
+	run -0 script -qec "predict -q --model m.tns d.tns 2> err" /dev/null
+	[[ $output == *"accuracy 0.8000 (4 of 5)"* ]]
+	[ ! -s err ]
+}
+
+@test "predict at a terminal still refuses data it cannot show: no y, --emit, --report" {
+	command -v script > /dev/null || skip "no script(1)"
+	tns pick -i d.tns X > xonly.tns
+	run -0 script -qec "predict --model m.tns xonly.tns; echo rc=\$?" /dev/null
+	[[ $output == *"has no labels 'y' to report on, and stdout is a terminal"* ]]
+	[[ $output == *"rc=64"* ]]
+	for o in "--emit probs" "--features 1" "--report r.txt"; do
+		run -0 script -qec "predict $o --model m.tns d.tns; echo rc=\$?" /dev/null
+		[[ $output == *"refusing to write a tensor stream to a terminal"* ]]
+		[[ $output == *"rc=64"* ]]
+	done
+}
+
 @test "predict --report-format tsv writes the exact table to --report" {
 	run -0 --separate-stderr predict -q --model m.tns --report r.tsv --report-format tsv d.tns -o p.tns
 	[ -z "$stderr" ]

@@ -1,10 +1,12 @@
 /* predict: apply a model stream to features: labels, probabilities, logits or hidden features. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "model.h"
@@ -209,6 +211,7 @@ main(int argc, char **argv)
 	float *xb, *ob;
 	double *xd = NULL;
 	int ch, rc, have_x = 0, kind_given = 0, output_kind = 0;
+	int report_only;
 
 	cli_init(argv[0], argc, argv);
 	while ((ch = getopt_long(argc, argv, "fho:qV", longopts, NULL)) != -1) {
@@ -261,7 +264,18 @@ main(int argc, char **argv)
 	/* Open everything before computing: the model is read first. */
 	in = cli_open_in(argc ? argv[0] : NULL, &label);
 	mcli_read_model(o.model, &m, &mmeta, &mdigest, &mlabel);
-	ofp = cli_out_open(o.c.output, o.c.force);
+	/* At a terminal, the plain "predict --model m.tns data.tns" shows
+	 * the report (on stdout) and writes no predictions: a stream of
+	 * labels is binary.  Asking for data (--emit, --features) or for
+	 * the report in a file still refuses, as in every tool. */
+	report_only = (o.c.output == NULL || strcmp(o.c.output, "-") == 0) &&
+	    !o.c.force && !kind_given && !o.layer && o.report == NULL &&
+	    isatty(STDOUT_FILENO);
+	if (report_only) {
+		if ((ofp = fopen("/dev/null", "w")) == NULL)
+			cli_die(EX_OSFILE, "/dev/null: %s", strerror(errno));
+	} else
+		ofp = cli_out_open(o.c.output, o.c.force);
 	if (o.report != NULL)
 		rfp = cli_out_open_path(o.report);
 	K = model_classes(&m);
@@ -391,6 +405,10 @@ main(int argc, char **argv)
 		cli_warn("%llu rows have non-finite values or scores: no "
 		    "prediction (label -1), counted as wrong",
 		    (unsigned long long)nonfinite);
+	if (report_only && y == NULL)
+		cli_usage_error("%s has no labels 'y' to report on, and "
+		    "stdout is a terminal: redirect stdout, use -o FILE, or "
+		    "--force", label);
 	if (rfp != NULL && (y == NULL || o.kind == OUT_FEATURES))
 		cli_usage_error("--report needs labels 'y' in the input and "
 		    "predictions (not --features)");
@@ -459,13 +477,22 @@ main(int argc, char **argv)
 	    (rc = ts_writer_finish(w)) != 0)
 		cli_wdie(w, rc);
 	ts_writer_close(w);
+	if (report_only) {
+		if (fclose(ofp) != 0)
+			cli_die(EX_IOERR, "/dev/null: %s", strerror(errno));
+		rfp = stdout;
+		if (!o.c.quiet)
+			cli_warn("stdout is a terminal: the report only, no "
+			    "predictions (redirect stdout or use -o FILE to "
+			    "keep them)");
+	}
 
 	if (y != NULL && o.kind != OUT_FEATURES && (rfp != NULL || !o.c.quiet)) {
 		char *raw = raw_marks(ts_reader_meta(r));
 
 		/* The accuracy is a statistic of the rows: of a protected
 		 * dataset's records, it is computed without privacy. */
-		if (strcmp(raw, "-") != 0 && rfp != NULL)
+		if (strcmp(raw, "-") != 0 && rfp != NULL && !report_only)
 			cli_warn("the report is computed without privacy on raw "
 			    "rows (dp.raw: %s): it is NOT private for their "
 			    "dataset", raw);
