@@ -31,3 +31,32 @@ setup() {
 	[ "$(tns info -v f.tns | awk '$1 == "prov.args" { $1 = ""; print substr($0, 2) }')" = \
 	  "'--no-label' '--dataset' 'd' 'x.csv' '-q' '-o' 'f.tns'" ]
 }
+
+# Issue 15: a stream that declares one row of 2^33 f32 (32 GiB) in a
+# 65-byte file.  Fails before issue 15: tns cat, psdshrink, dpsgd-train,
+# kde-publish, predict, mia-eval and coral-align allocated the declared
+# row and exited 71 "out of memory"; the reader now buffers the first row
+# as it arrives (spec section 11) and the stream is truncated: 65.
+@test "a stream declaring a huge row in a tiny file exits 65 in every tool, not 71" {
+	printf '\x93TNS\r\n\x1a\n\x01\x00\x00\x00''\x02\x00\x00\x00\x00\x00\x00\x00\x1b\x00\x00\x00\x00\x00\x00\x00''\x01\x00X\x01\x02\x00\x00''\x01\x00\x00\x00\x00\x00\x00\x00''\x00\x00\x00\x00\x02\x00\x00\x00''\x00\x00\x00\x00''\x03\x00\x00\x00\x00\x00\x00\x00\x08\x00\x00\x00\x08\x00\x00\x00''\x01\x00\x00\x00\x00\x00\x00\x00' |
+		zstd -q -c > huge.tns
+	local cmd
+	while read -r cmd; do
+		run -65 --separate-stderr $cmd
+		[[ $stderr == *"huge.tns: offset "*"(truncated"* ]] ||
+			fail "$cmd: $stderr"
+	done <<'CMDS'
+tns verify huge.tns
+tns cat -o o.tns huge.tns
+tns split --parts 2 huge.tns
+psdshrink -o o.tns huge.tns
+dpsgd-train --no-dp --epochs 1 -o o.tns huge.tns
+gmm-fit -e 1 -d 1e-5 --clip 1 -k 2 -o o.tns huge.tns
+covest -e 1 -d 1e-5 --clip 1 -o o.tns huge.tns
+teacher-vote --classes 2 --gamma 1 -o o.tns huge.tns
+kde-publish -e 1 -d 1e-5 -o o.tns huge.tns huge.tns
+predict --model huge.tns -o o.tns huge.tns
+mia-eval --model huge.tns --members huge.tns --nonmembers huge.tns
+coral-align --source-cov huge.tns --target-cov huge.tns -o o.tns huge.tns
+CMDS
+}
