@@ -60,3 +60,27 @@ mia-eval --model huge.tns --members huge.tns --nonmembers huge.tns
 coral-align --source-cov huge.tns --target-cov huge.tns -o o.tns huge.tns
 CMDS
 }
+
+# Issue 15: option values out of range were internal errors (70) or out
+# of memory (71) before; each fails on d8f2bef and is a usage error now.
+@test "out-of-range option values exit 64 with a usage message, not 70 or 71" {
+	printf 'a,b\n1,2\n3,1\n2,5\n4,4\n0,1\n5,2\n' > x.csv
+	printf 'y,a,b\n0,1,2\n1,3,1\n0,2,5\n1,4,4\n0,0,1\n1,5,2\n' > xy.csv
+	tns from-csv --header --name X x.csv > x.tns
+	featurize --label y -o xy.tns xy.csv
+	local cmd
+	while read -r cmd; do
+		run -64 --separate-stderr $cmd
+		refute_output
+		[[ ${stderr_lines[0]} == *"--"* && ${stderr_lines[1]} == "Try '"*" --help' for more information." ]] ||
+			fail "$cmd: $stderr"
+	done <<'CMDS'
+gmm-fit -q --sigma 1 --clip 1e20 --dataset s --assume-raw -o o.tns x.tns
+gmm-fit -q --sigma 1 --clip 1 --split 1e308,1e308,1e308 --dataset s --assume-raw -o o.tns x.tns
+covest -q --sigma 1 --clip 1 --split 1e308,1e308,1e308 --dataset s --assume-raw -o o.tns x.tns
+rdp-account --delta 1e-5 gaussian --sigma 1e-300
+rdp-account --delta 1e-5 gaussian --sigma 1e300
+rdp-account --delta 1e-5 sgm --q 0.01 --steps 100 --sigma 1e300
+dpsgd-train --no-dp --epochs 1 --lr-schedule step:1e20:0.5 -o o.tns xy.tns
+CMDS
+}
