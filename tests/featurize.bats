@@ -680,6 +680,16 @@ print(",".join("1" for i in range(n)) + ",0")' > wide.csv
 	run -0 featurize -o out.tns d.txt
 }
 
+# Fails before issue 15: a text line had no length cap (getline grew
+# to the whole line; RSS ~4x it) and this run exited 0.
+@test "featurize --format text caps a line at 256 MiB, as a CSV field" {
+	run -65 --separate-stderr featurize --format text --hash-dim 16 -o out.tns - \
+		< <(printf 'a b\n'; head -c 268435457 /dev/zero | tr '\0' a; printf '\n')
+	refute_output
+	[ "$stderr" = "featurize: <stdin>:2: line longer than 268435456 bytes (256 MiB, the limit of a CSV field)" ]
+	[ ! -e out.tns ]
+}
+
 @test "featurize marks a label set learnt from the rows with label.source=data" {
 	run -0 featurize --label species -o out.tns "$FX/iris.csv"
 	run -0 meta out.tns label.source y

@@ -731,3 +731,14 @@ assert rel(Sm) == rel(Ss) and rel(Sm), (rel(Sm), rel(Ss))
 assert set(load("a.tns")[0]["y"]) <= {0, 1, 2}
 EOF
 }
+
+# Issue 15: fails on d8f2bef, which said "gmm.label_names and gmm.classes
+# disagree" of a value that is not JSON at all.
+@test "gmm-fit sample reports a malformed gmm.label_names as malformed" {
+	tns from-csv --header --name X "$FX/small.csv" > s.tns
+	run -0 gmm-fit -q --sigma 0 -k 1 --dataset s --assume-raw -o m.tns s.tns
+	run -0 tns meta set -i m.tns -o bad.tns 'gmm.label_names=["a",'
+	run -65 --separate-stderr gmm-fit sample --model bad.tns --n 2 -o o.tns
+	refute_output
+	[ "$stderr" = "gmm-fit: bad.tns: --model: gmm.label_names is malformed: not a JSON array of strings" ]
+}

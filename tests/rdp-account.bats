@@ -464,6 +464,25 @@ gamma() {
 	[[ $stderr == *"at least 2 classes"* ]]
 }
 
+@test "--counts is parsed strictly: integers, one class count per file, no NUL (issue 15)" {
+	# Fails before issue 15: each of these files was accepted (exit 0).
+	local f
+	for f in '3,1,0\n2,2\n:2: 2 classes, but line 1 has 3' \
+	    '3.5,1,0\n:1: field 1: a vote count is an integer' \
+	    '0x3,1,0\n:1: field 1: a vote count is an integer' \
+	    '1e2,1,0\n:1: field 1: a vote count is an integer' \
+	    '2,+1\n:1: field 2: a vote count is an integer' \
+	    '4,4\n3,1,0\000,9\n:2: a NUL byte in the line' \
+	    '99999999999999999999,1\n:1: field 1: a vote count is at most'; do
+		printf "${f%%:*}" > votes.txt
+		run -65 --separate-stderr rdp-account --delta 1e-5 pate-gnmax --sigma 40 --counts votes.txt --data-dependent
+		refute_output
+		[[ $stderr == "rdp-account: votes.txt:${f#*:}"* ]]
+	done
+	printf ' 3 , 1 ,0\n2,2,0\r\n' > votes.txt
+	run -0 --separate-stderr rdp-account -q --delta 1e-5 pate-gnmax --sigma 40 --counts votes.txt --data-dependent
+}
+
 # --- composition -----------------------------------------------------------
 
 @test "two identical sgm events compose to the same epsilon as doubled steps" {

@@ -205,6 +205,10 @@ parse_schedule(struct opts *o, const char *arg)
 		    !(o->p.sched_epochs > 0) || !isfinite(o->p.sched_epochs))
 			cli_usage_error("invalid --lr-schedule '%s': expected "
 			    "step:EPOCHS:GAMMA with EPOCHS > 0", arg);
+		/* Issue 15: step:1e20:0.5 overflowed the cast to steps. */
+		if (o->p.sched_epochs > DPSGD_MAX_EPOCHS)
+			cli_usage_error("invalid --lr-schedule '%s': EPOCHS is "
+			    "at most %g", arg, DPSGD_MAX_EPOCHS);
 		o->p.oc.gamma = cli_double("--lr-schedule", end + 1, 0, 1);
 		if (!(o->p.oc.gamma > 0))
 			cli_usage_error("invalid --lr-schedule '%s': GAMMA must "

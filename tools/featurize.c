@@ -510,8 +510,7 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 	struct text_counter tc = { 0 };
 	struct ts_meta xm = { 0 };
 	char *line = NULL, where[600], msg[FEAT_MSG];
-	size_t cap = 0;
-	ssize_t len;
+	size_t cap = 0, ulen;
 	uint64_t ln = 0, lfield = 0;
 	size_t d;
 	int rc;
@@ -538,9 +537,11 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 	tc.d = d;
 	ou->has_y = o->p.label != NULL;
 	begin_x(ou, d, &xm);
-	while ((len = getline(&line, &cap, infile_fp(in))) >= 0) {
+	while ((rc = text_read_line(infile_fp(in), &line, &cap, &ulen,
+	    TEXT_MAX_LINE)) > 0) {
 		char *doc = line;
 		size_t dn;
+		ssize_t len = (ssize_t)ulen;
 		ln++;
 		while (len > 0 && (line[len - 1] == '\n' ||
 		    line[len - 1] == '\r'))
@@ -594,6 +595,12 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 	}
 	if (infile_error(in) || ferror(infile_fp(in)))
 		cli_infile_die(in);
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc == PV_E_LIMIT)
+		cli_die(EX_DATAERR, "%s:%llu: line longer than %zu bytes (256 "
+		    "MiB, the limit of a CSV field)", infile_label(in),
+		    (unsigned long long)ln + 1, TEXT_MAX_LINE);
 	free(line);
 	text_counter_free(&tc);
 	strtab_free(&vocab);

@@ -123,6 +123,9 @@ parse_split(struct opts *o, const char *arg)
 	if (*p != '\0')
 		cli_usage_error("invalid --split '%s': expected three positive "
 		    "weights A,B,C", arg);
+	if (!isfinite(o->split[0] + o->split[1] + o->split[2]))
+		cli_usage_error("invalid --split '%s': the weights' sum "
+		    "overflows (they are relative: scale them down)", arg);
 	o->has_split = 1;
 }
 
@@ -162,6 +165,15 @@ check_options(struct opts *o)
 		if (!(o->reg > 0))
 			cli_usage_error("--reg must be positive with privacy: "
 			    "the noisy covariances need a floor");
+		/* The noisy moments are of scale clip^2: a floor reg below
+		 * their rounding (2^-52 of them) is lost and the released
+		 * covariances need not factor (issue 15: --clip 1e20 was an
+		 * internal error, 70). */
+		if (o->clip * o->clip > 0x1p52 * o->reg)
+			cli_usage_error("--clip %g is too large for --reg %g: "
+			    "the floor of the noisy covariances is lost in "
+			    "their rounding (clip^2 / reg above 2^52); lower "
+			    "--clip or raise --reg", o->clip, o->reg);
 		if (!o->has_iters)
 			o->iters = 10;
 	} else {

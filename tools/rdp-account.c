@@ -179,6 +179,18 @@ positive(const char *opt, const char *arg, double hi)
 	return v;
 }
 
+/* A noise scale, sensitivity or gamma: in [NOISE_MIN, NOISE_MAX], so
+ * that their ratios stay inside the accountant's range (issue 15: --sigma
+ * 1e-300 or 1e300 was an internal error, 70). */
+#define NOISE_MIN 1e-50
+#define NOISE_MAX 1e50
+
+static double
+noise_arg(const char *opt, const char *arg)
+{
+	return cli_double(opt, arg, NOISE_MIN, NOISE_MAX);
+}
+
 /* An integer >= 1. */
 static uint64_t
 count_arg(const char *opt, const char *arg)
@@ -222,7 +234,7 @@ event_option(struct account_event *e, int ch, unsigned bit, const char *name,
 		e->data_dependent = 1;
 		break;
 	case L_GAMMA:
-		e->gamma = positive(name, arg, INFINITY);
+		e->gamma = noise_arg(name, arg);
 		break;
 	case L_Q:
 		e->q = cli_double(name, arg, 0, 1);
@@ -231,13 +243,13 @@ event_option(struct account_event *e, int ch, unsigned bit, const char *name,
 		e->queries = count_arg(name, arg);
 		break;
 	case L_SCALE:
-		e->scale = positive(name, arg, INFINITY);
+		e->scale = noise_arg(name, arg);
 		break;
 	case L_SENS:
-		e->sens = positive(name, arg, INFINITY);
+		e->sens = noise_arg(name, arg);
 		break;
 	case L_SIGMA:
-		e->sigma = positive(name, arg, INFINITY);
+		e->sigma = noise_arg(name, arg);
 		break;
 	case L_SOLVE:
 		e->solve = ACCOUNT_SOLVE_SIGMA + cli_choice(name, arg, solves);

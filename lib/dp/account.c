@@ -321,20 +321,39 @@ account_read_counts(FILE *fp, struct account_event *e, uint64_t *lineno,
 			rc = PV_E_FORMAT;
 			goto out;
 		}
+		if (memchr(line, '\0', (size_t)len) != NULL) {
+			msg(err, errlen, "a NUL byte in the line");
+			rc = PV_E_FORMAT;
+			goto out;
+		}
 		for (;;) {
-			double v;
+			double v = 0;
+			int digits = 0;
 
-			errno = 0;
-			v = strtod(s, &end);
-			if (end == s) {
-				msg(err, errlen, "field %zu is not a number",
-				    k + 1);
+			while (*s == ' ' || *s == '\t')
+				s++;
+			/* Decimal digits only: no sign, fraction, exponent,
+			 * hex, inf or nan (a vote count is a count). */
+			for (end = s; *end >= '0' && *end <= '9'; end++) {
+				v = v * 10 + (*end - '0');
+				digits = 1;
+			}
+			if (!digits || *end == '.' || *end == 'e' ||
+			    *end == 'E' || *end == 'x' || *end == 'X') {
+				if (digits || *s == '-' || *s == '+' ||
+				    *s == '.')
+					msg(err, errlen, "field %zu: a vote "
+					    "count is an integer >= 0 in "
+					    "decimal", k + 1);
+				else
+					msg(err, errlen, "field %zu is not a "
+					    "number", k + 1);
 				rc = PV_E_FORMAT;
 				goto out;
 			}
-			if (errno == ERANGE || !isfinite(v) || v < 0) {
-				msg(err, errlen, "field %zu: a vote count must "
-				    "be finite and >= 0", k + 1);
+			if (v > ACCOUNT_MAX_VOTES) {
+				msg(err, errlen, "field %zu: a vote count is at "
+				    "most %.0f", k + 1, ACCOUNT_MAX_VOTES);
 				rc = PV_E_FORMAT;
 				goto out;
 			}
@@ -363,6 +382,12 @@ account_read_counts(FILE *fp, struct account_event *e, uint64_t *lineno,
 		if (k < 2) {
 			msg(err, errlen, "a vote histogram needs at least 2 "
 			    "classes");
+			rc = PV_E_FORMAT;
+			goto out;
+		}
+		if (nq > 0 && k != e->qoff[1]) {
+			msg(err, errlen, "%zu classes, but line 1 has %zu (one "
+			    "class count for the whole file)", k, e->qoff[1]);
 			rc = PV_E_FORMAT;
 			goto out;
 		}

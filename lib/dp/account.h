@@ -24,6 +24,7 @@
 #include "rdp.h"
 
 #define ACCOUNT_MAX_CLASSES (1u << 20)	/* classes in one vote histogram */
+#define ACCOUNT_MAX_VOTES 9007199254740992.0	/* 2^53: exact as a double */
 
 enum account_kind {
 	ACCOUNT_SGM, ACCOUNT_GAUSSIAN, ACCOUNT_LAPLACE, ACCOUNT_LNMAX,
@@ -102,7 +103,9 @@ int account_orders(const char *arg, double **out, size_t *n,
     const char **why);
 
 /* Read vote histograms, one query per line, classes comma-separated,
- * from fp into e (votes, qoff, queries).  @return 0; PV_E_FORMAT with a
+ * each a decimal integer in [0, ACCOUNT_MAX_VOTES] (no sign, fraction,
+ * exponent or hex), every line with the same number of classes and no
+ * NUL byte, from fp into e (votes, qoff, queries).  @return 0; PV_E_FORMAT with a
  * message in err (and *line the line, 0 when about the whole input);
  * PV_E_IO (errno set); PV_E_NOMEM. */
 int account_read_counts(FILE *fp, struct account_event *e, uint64_t *line,

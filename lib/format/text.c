@@ -58,6 +58,41 @@ text_vocab_entry_ok(const char *s)
 }
 
 int
+text_read_line(FILE *fp, char **line, size_t *cap, size_t *len, size_t max)
+{
+	size_t n = 0;
+	int ch = EOF;
+
+	while ((ch = getc_unlocked(fp)) != EOF) {
+		if (ch != '\n' && n == max) {
+			*len = n;
+			return PV_E_LIMIT;
+		}
+		if (n + 2 > *cap) {
+			size_t nc = *cap < 256 ? 256 : *cap * 2;
+			char *p;
+
+			if (nc > max + 2)
+				nc = max + 2;
+			if ((p = realloc(*line, nc)) == NULL)
+				return PV_E_NOMEM;
+			*line = p;
+			*cap = nc;
+		}
+		(*line)[n++] = (char)ch;
+		if (ch == '\n')
+			break;
+	}
+	*len = n;
+	if (ch == EOF && ferror(fp))
+		return PV_E_IO;
+	if (n == 0)
+		return 0;
+	(*line)[n] = '\0';
+	return 1;
+}
+
+int
 text_field(char *line, size_t len, uint64_t k, char **start, char **end)
 {
 	char *p = line, *e;

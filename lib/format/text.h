@@ -15,11 +15,13 @@
 #include "pverr.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "strtab.h"
 
 #define TEXT_HASH_SEED 0	/* XXH64 seed of the hashed columns */
+#define TEXT_MAX_LINE ((size_t)1 << 28)	/* bytes in one line, as a CSV field */
 
 /* Whether byte ch belongs to a token: [a-z0-9']. */
 int text_tok_char(int ch);
@@ -41,6 +43,16 @@ int text_vocab_entry_ok(const char *s);
  */
 int text_field(char *line, size_t len, uint64_t k, char **start,
     char **end);
+
+/*
+ * Read one line of fp, its '\n' included if present, into *line
+ * (capacity *cap, grown as the data arrives), NUL-terminated, its length
+ * in *len; at most max bytes before the '\n', the buffer never larger
+ * than max + 2.  @return 1 (a line), 0 (end of input), PV_E_LIMIT (more
+ * than max bytes: the rest of the line is not read), PV_E_IO (ferror) or PV_E_NOMEM.
+ */
+int text_read_line(FILE *fp, char **line, size_t *cap, size_t *len,
+    size_t max);
 
 struct text_counter {
 	const struct strtab *vocab;	/* columns, or NULL: hashed */

@@ -38,6 +38,8 @@ enum rec_type {
 #define ZSTD_MAGIC 0xFD2FB528u
 #define IN_CAP (1u << 17)
 #define DIRECT_MIN (1u << 14)	/* reads this large bypass the bounce buffer */
+#define PEEK_MIN (1u << 20)	/* rows this large are proven present before
+				 * ts_read_next hands out their header */
 
 enum rd_state { RS_START, RS_BETWEEN, RS_TENSOR, RS_DONE, RS_ERROR };
 
@@ -64,6 +66,7 @@ struct ts_reader {
 	char cur_name[TS_MAX_NAME + 1];
 	uint64_t cur_dims0, cur_rowbytes, cur_rows, chunk_left;
 	int cur_streamed;
+	int peeked_end;		/* ts_read_next's look-ahead read the end */
 	/* counts for the end record */
 	uint64_t nrecords, ntensors, total_rows;
 	struct ts_meta names;	/* a set: tensor names seen (hashed) */
@@ -378,7 +381,17 @@ rd(struct ts_reader *r, void *dst, size_t n, const char *what)
 			n -= ob.pos;
 			r->off += ob.pos;
 		} else {
-			ZSTD_outBuffer ob = { r->out, r->out_cap, 0 };
+			ZSTD_outBuffer ob;
+			if (r->out_cap > ZSTD_DStreamOutSize()) {
+				/* A look-ahead grew it: give the memory back. */
+				unsigned char *p = realloc(r->out,
+				    ZSTD_DStreamOutSize());
+				if (p != NULL) {
+					r->out = p;
+					r->out_cap = ZSTD_DStreamOutSize();
+				}
+			}
+			ob = (ZSTD_outBuffer){ r->out, r->out_cap, 0 };
 			rc = dz_step(r, &ob);
 			r->out_pos = 0;
 			r->out_len = ob.pos;
@@ -387,6 +400,46 @@ rd(struct ts_reader *r, void *dst, size_t n, const char *what)
 			return rc;
 		if (rc == 0)
 			return rfail(r, TS_E_TRUNCATED, r->off,
+			    "stream ends inside %s (truncated; the writer may "
+			    "have failed)", what);
+	}
+	return 0;
+}
+
+/* Decompress ahead until n bytes wait in out, growing it with the data
+ * that arrives (never to n at once): a declared size that the input does
+ * not hold fails as truncated, not as out of memory. */
+static int
+buffer_ahead(struct ts_reader *r, size_t n, const char *what)
+{
+	int rc;
+
+	if (r->out_pos > 0) {
+		memmove(r->out, r->out + r->out_pos, r->out_len - r->out_pos);
+		r->out_len -= r->out_pos;
+		r->out_pos = 0;
+	}
+	while (r->out_len < n) {
+		if (r->out_len == r->out_cap) {
+			size_t nc = r->out_cap > SIZE_MAX / 2 ? SIZE_MAX :
+			    r->out_cap * 2;
+			unsigned char *p;
+			if (nc > n)
+				nc = n;
+			if ((p = realloc(r->out, nc)) == NULL)
+				return rfail(r, TS_E_NOMEM, r->off,
+				    "out of memory reading %s", what);
+			r->out = p;
+			r->out_cap = nc;
+		}
+		ZSTD_outBuffer ob = { r->out + r->out_len,
+		    r->out_cap - r->out_len, 0 };
+		rc = dz_step(r, &ob);
+		r->out_len += ob.pos;
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			return rfail(r, TS_E_TRUNCATED, r->off + r->out_len,
 			    "stream ends inside %s (truncated; the writer may "
 			    "have failed)", what);
 	}
@@ -726,6 +779,31 @@ end_record(struct ts_reader *r, uint64_t len)
 	return 0;
 }
 
+static int next_chunk(struct ts_reader *r);
+
+/* The first row of the tensor just begun is in the input: a row larger
+ * than PEEK_MIN is buffered before a caller allocates one (spec section
+ * 11: buffers grow with the data present).  @return 0 or an error. */
+static int
+first_row_present(struct ts_reader *r)
+{
+	int rc;
+
+	if (r->cur_rowbytes <= PEEK_MIN)
+		return 0;
+	if (r->cur_rowbytes > SIZE_MAX)
+		return rfail(r, TS_E_LIMIT, r->off, "tensor '%s': a row of %llu "
+		    "bytes does not fit in memory", r->cur_name,
+		    (unsigned long long)r->cur_rowbytes);
+	if ((rc = next_chunk(r)) < 0)
+		return rc;
+	if (rc == 0) {
+		r->peeked_end = 1;
+		return 0;
+	}
+	return buffer_ahead(r, (size_t)r->cur_rowbytes, "the first row");
+}
+
 int
 ts_read_next(struct ts_reader *r, struct tensor *hdr)
 {
@@ -740,6 +818,7 @@ ts_read_next(struct ts_reader *r, struct tensor *hdr)
 		return 0;
 	if (r->state == RS_START && (rc = stream_header(r)) != 0)
 		return rc;
+	r->peeked_end = 0;
 	while (r->state == RS_TENSOR) {
 		int64_t n = ts_read_rows(r, NULL, UINT64_MAX);
 		if (n < 0)
@@ -777,6 +856,10 @@ ts_read_next(struct ts_reader *r, struct tensor *hdr)
 			}
 			r->nrecords++;
 			r->state = RS_TENSOR;
+			if ((rc = first_row_present(r)) != 0) {
+				tensor_free(hdr);
+				return rc;
+			}
 			return 1;
 		case REC_END:
 			return end_record(r, len);
@@ -857,11 +940,14 @@ chunk_start(struct ts_reader *r, uint64_t len, uint64_t at)
 	return 0;
 }
 
-int64_t
-ts_read_rows(struct ts_reader *r, void *buf, uint64_t maxrows)
+/* Move to a chunk with rows left in the current tensor.
+ * @return 1 (r->chunk_left > 0), 0 at the tensor's end (checked), or an
+ * error. */
+static int
+next_chunk(struct ts_reader *r)
 {
 	uint32_t type;
-	uint64_t len, at, n, nb;
+	uint64_t len, at;
 	int rc;
 
 	if (r->state == RS_ERROR)
@@ -886,6 +972,17 @@ ts_read_rows(struct ts_reader *r, void *buf, uint64_t maxrows)
 			    r->cur_name, type);
 		}
 	}
+	return 1;
+}
+
+int64_t
+ts_read_rows(struct ts_reader *r, void *buf, uint64_t maxrows)
+{
+	uint64_t n, nb;
+	int rc;
+
+	if ((rc = next_chunk(r)) <= 0)
+		return rc;
 	n = r->chunk_left < maxrows ? r->chunk_left : maxrows;
 	if (r->cur_rowbytes > 0 && n > SIZE_MAX / r->cur_rowbytes)
 		n = SIZE_MAX / r->cur_rowbytes;
@@ -908,11 +1005,11 @@ ts_reader_row_bytes(const struct ts_reader *r)
 int
 ts_read_data(struct ts_reader *r, struct tensor *t)
 {
-	uint64_t rb = r->cur_rowbytes, cap = 0, rows = 0, limit_rows;
+	uint64_t rb = r->cur_rowbytes, rows = 0, len = 0, cap = 0, limit_rows;
 	unsigned char *data = NULL;
-	int64_t got;
+	int rc;
 
-	if (r->state != RS_TENSOR)
+	if (r->state != RS_TENSOR && !r->peeked_end)
 		return rfail(r, TS_E_USAGE, r->off, "no tensor to read");
 	limit_rows = rb ? r->max_bytes / rb : UINT64_MAX;
 	if (!r->cur_streamed && r->cur_dims0 > limit_rows)
@@ -920,61 +1017,66 @@ ts_read_data(struct ts_reader *r, struct tensor *t)
 		    "%llu bytes exceed the in-memory limit of %llu bytes",
 		    r->cur_name, (unsigned long long)r->cur_dims0,
 		    (unsigned long long)rb, (unsigned long long)r->max_bytes);
-	if (limit_rows == 0) {
-		/* Not one row fits in memory, so only an empty tensor can be
-		 * held: never allocate a row to find out. */
-		got = ts_read_rows(r, NULL, 1);
-		if (got < 0)
-			return (int)got;
-		if (got > 0)
-			return rfail(r, TS_E_LIMIT, r->off, "tensor '%s': a row "
-			    "of %llu bytes exceeds the in-memory limit of %llu "
-			    "bytes", r->cur_name, (unsigned long long)rb,
-			    (unsigned long long)r->max_bytes);
-		if ((data = malloc(1)) == NULL)
-			return rfail(r, TS_E_NOMEM, r->off, "out of memory");
-		free(t->data);
-		t->data = data;
-		if (t->ndim > 0)
-			t->dims[0] = 0;
-		return 0;
-	}
-	/* Grow with the data actually present: a declared size is never
-	 * trusted for allocation. */
-	for (;;) {
-		if (rows == cap) {
-			uint64_t nc = cap ? cap * 2 : (rb ? (1u << 16) / rb + 1 : 1);
-			unsigned char *nd;
-			if (!r->cur_streamed && nc > r->cur_dims0)
-				nc = r->cur_dims0 > rows ? r->cur_dims0 : rows + 1;
-			if (nc > limit_rows)
-				nc = limit_rows > rows ? limit_rows : rows + 1;
-			if (rows >= limit_rows && rows > 0) {
-				free(data);
-				return rfail(r, TS_E_LIMIT, r->off, "tensor '%s': "
-				    "more than %llu bytes: too large to hold in "
-				    "memory", r->cur_name,
-				    (unsigned long long)r->max_bytes);
-			}
-			nd = realloc(data, nc * rb > 0 ? (size_t)(nc * rb) : 1);
-			if (nd == NULL) {
-				free(data);
-				return rfail(r, TS_E_NOMEM, r->off,
-				    "out of memory reading tensor '%s'",
-				    r->cur_name);
-			}
-			data = nd;
-			cap = nc;
-		}
-		got = ts_read_rows(r, data + rows * rb, cap - rows);
-		if (got < 0) {
+	/* Grow with the data actually present, in bytes, not rows: a
+	 * declared size, even of one row, is never trusted for allocation. */
+	while ((rc = next_chunk(r)) > 0) {
+		uint64_t n = r->chunk_left, nb;
+		if (rb && n > (r->max_bytes - len) / rb) {
 			free(data);
-			return (int)got;
+			if (limit_rows == 0)
+				return rfail(r, TS_E_LIMIT, r->off, "tensor "
+				    "'%s': a row of %llu bytes exceeds the "
+				    "in-memory limit of %llu bytes", r->cur_name,
+				    (unsigned long long)rb,
+				    (unsigned long long)r->max_bytes);
+			return rfail(r, TS_E_LIMIT, r->off, "tensor '%s': "
+			    "more than %llu bytes: too large to hold in "
+			    "memory", r->cur_name,
+			    (unsigned long long)r->max_bytes);
 		}
-		if (got == 0)
-			break;
-		rows += (uint64_t)got;
+		nb = n * rb;
+		while (nb > 0) {
+			uint64_t k;
+			if (len == cap) {
+				uint64_t nc = cap ? cap * 2 : (1u << 16);
+				unsigned char *nd;
+				if (!r->cur_streamed && nc > r->cur_dims0 * rb)
+					nc = r->cur_dims0 * rb;
+				if (nc > r->max_bytes)
+					nc = r->max_bytes;
+				if (nc <= len)
+					nc = len + nb;
+				nd = nc <= SIZE_MAX ? realloc(data, (size_t)nc)
+				    : NULL;
+				if (nd == NULL) {
+					free(data);
+					return rfail(r, TS_E_NOMEM, r->off,
+					    "out of memory reading tensor '%s'",
+					    r->cur_name);
+				}
+				data = nd;
+				cap = nc;
+			}
+			k = cap - len < nb ? cap - len : nb;
+			if ((rc = rd(r, data + len, (size_t)k,
+			    "a chunk of rows")) != 0) {
+				free(data);
+				return rc;
+			}
+			len += k;
+			nb -= k;
+		}
+		r->chunk_left = 0;
+		r->cur_rows += n;
+		rows += n;
 	}
+	if (rc < 0) {
+		free(data);
+		return rc;
+	}
+	r->peeked_end = 0;
+	if (data == NULL && (data = malloc(1)) == NULL)
+		return rfail(r, TS_E_NOMEM, r->off, "out of memory");
 	free(t->data);
 	t->data = data;
 	if (t->ndim > 0)

@@ -68,6 +68,10 @@ void ts_reader_set_limits(struct ts_reader *r, uint64_t max_header,
 /* Advance to the next tensor, skipping unread rows of the current one.
  * On 1, *hdr holds the tensor's name, dtype, dims (dims[0] is
  * TS_UNKNOWN_ROWS when rows are streamed) and metadata, with data NULL.
+ * A tensor whose row exceeds 1 MiB has its first row read ahead into a
+ * buffer that grows with the data present, so that a declared row the
+ * input does not hold fails here (TS_E_TRUNCATED) before any caller
+ * allocates one (spec section 11).
  * @return 1 for a tensor, 0 at the end of a valid stream (end record
  * checked, nothing trailing), or a negative TS_E* code. */
 int ts_read_next(struct ts_reader *r, struct tensor *hdr);

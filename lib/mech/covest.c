@@ -275,6 +275,12 @@ covest_check_params(const struct covest_params *p)
 			if (!rel[i] && p->split[i] != 0)
 				return split_unreleased[i];
 		}
+	if (p->has_split && !isfinite(p->split[0] + p->split[1] +
+	    p->split[2]))
+		/* Issue 15: 1e308,1e308,1e308 divided by an infinite sum
+		 * was an internal error (70). */
+		return "invalid --split: the weights' sum overflows (they are "
+		    "relative: scale them down)";
 	return NULL;
 }
 

@@ -64,6 +64,10 @@ dpem_check_params(const struct dpem_params *p)
 	for (int i = 0; i < DPEM_NPARTS; i++)
 		if (!(p->split[i] > 0) || !isfinite(p->split[i]))
 			return "split: the weights must be positive and finite";
+	if (!isfinite(p->split[0] + p->split[1] + p->split[2]))
+		/* Issue 15: an infinite sum was an internal error (70). */
+		return "split: the weights' sum overflows (they are relative: "
+		    "scale them down)";
 	return NULL;
 }
 

@@ -777,7 +777,8 @@ train(struct dpsgd *t, struct rng *r, uint64_t run, uint64_t runs)
 	oc.total = total ? total : 1;
 	if (oc.sched == OPTIM_STEP) {
 		double e = ceil(o->sched_epochs * (double)t->steps_per_epoch);
-		oc.every = e < 1 ? 1 : (uint64_t)e;
+		/* Never cast a double beyond uint64_t (undefined). */
+		oc.every = e < 1 ? 1 : e >= 0x1p64 ? UINT64_MAX : (uint64_t)e;
 	}
 	if ((opt = optim_new(&oc, t->np)) == NULL)
 		return nomem(t);

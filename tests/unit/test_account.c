@@ -137,9 +137,14 @@ test_counts(void)
 	uint64_t line;
 	char err[200];
 
-	ok(counts("1,2,3\n4, 5\r\n", &e, &line, err) == 0 && e.queries == 2 &&
-	    e.qoff[0] == 0 && e.qoff[1] == 3 && e.qoff[2] == 5 &&
+	ok(counts("1,2,3\n4, 5 ,6\r\n", &e, &line, err) == 0 && e.queries == 2 &&
+	    e.qoff[0] == 0 && e.qoff[1] == 3 && e.qoff[2] == 6 &&
 	    e.votes[4] == 5, "two histograms");
+	account_event_free(&e);
+	/* Issue 15: ragged histograms were accepted before. */
+	ok(counts("1,2,3\n4, 5\r\n", &e, &line, err) == PV_E_FORMAT &&
+	    line == 2 && strstr(err, "line 1 has 3") != NULL,
+	    "ragged histograms: %s", err);
 	account_event_free(&e);
 	ok(counts("1,2\n1,x\n", &e, &line, err) == PV_E_FORMAT && line == 2 &&
 	    strstr(err, "field 2") != NULL, "bad field named: %s", err);

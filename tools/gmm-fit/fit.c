@@ -278,6 +278,12 @@ release_classes(struct out *ot, const struct opts *o, struct rng *rng,
 		secs += cli_now() - t0;
 		if (rc == PV_E_NOMEM)
 			cli_die(EX_OSERR, "out of memory");
+		if (rc == PV_E_NOTPD)
+			/* Floored at reg, a released covariance factors
+			 * unless the noise (scale clip^2) swamps the floor. */
+			cli_usage_error("%s: the noise at --clip %g swamps "
+			    "--reg %g; lower --clip or raise --reg (nothing "
+			    "was released)", dpem_errmsg(e), o->clip, o->reg);
 		if (rc != 0)
 			cli_die(EX_SOFTWARE, "%s", dpem_errmsg(e));
 		if (rr != rng)

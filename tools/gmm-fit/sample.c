@@ -168,6 +168,10 @@ sample_main(int argc, char **argv)
 		    "gmm.label_source");
 		int pub = src != NULL && strcmp(src, "public") == 0;
 
+		if (ln != NULL && label_names_count(ln) == 0)
+			/* Issue 15: said "disagree" of a malformed value. */
+			cli_die(EX_DATAERR, "%s: --model: gmm.label_names is "
+			    "malformed: not a JSON array of strings", mlabel);
 		if (ln != NULL && label_names_count(ln) != C)
 			cli_die(EX_DATAERR, "%s: --model: gmm.label_names and "
 			    "gmm.classes disagree", mlabel);
