@@ -40,7 +40,7 @@ struct opts {
 	const char *init, *val, *target;
 	const char *src_feat;		/* gmm-uda: --source-features */
 	const char *sched_arg;		/* --lr-schedule as given */
-	int assume_raw, has_lr, has_classes;
+	int assume_raw, has_lr;
 	int dann;			/* --mode dann */
 	size_t feature_layer;		/* gmm-uda: 0 = the last hidden */
 	size_t classes, freeze, nhidden, ndh;
@@ -168,26 +168,6 @@ usage(int status)
 
 /* ---- options ---- */
 
-/* A list of hidden widths (--hidden, --domain-hidden) into w, *n. */
-static void
-parse_hidden(const char *opt, const char *arg, size_t *w, size_t *n)
-{
-	char *s = cli_strdup(arg), *p = s, *tok;
-
-	*n = 0;
-	if (strcmp(arg, "") == 0 || strcmp(arg, "none") == 0) {
-		free(s);
-		return;
-	}
-	while ((tok = strsep(&p, ",")) != NULL) {
-		if (*n + 1 >= NN_MAX_LAYERS)
-			cli_usage_error("invalid %s '%s': at most %d "
-			    "hidden layers", opt, arg, NN_MAX_LAYERS - 1);
-		w[(*n)++] = (size_t)cli_ll(opt, tok, 1, NN_MAX_WIDTH);
-	}
-	free(s);
-}
-
 static void
 parse_schedule(struct opts *o, const char *arg)
 {
@@ -220,20 +200,6 @@ parse_schedule(struct opts *o, const char *arg)
 	}
 }
 
-/* ---- input ---- */
-
-static struct rng *
-sub_rng(const struct opts *o, const char *item)
-{
-	struct rng *r;
-	int rc = o->c.seed ? rng_new_seeded(&r, dpcli_seed_arg(o->c.seed),
-	    item) : rng_new(&r);
-
-	if (rc != 0)
-		cli_die(EX_OSERR, "no secure randomness: %s", rng_strerror(rc));
-	return r;
-}
-
 /* ---- the trainer ---- */
 
 static void
@@ -253,17 +219,14 @@ on_report(void *ctx, const char *line)
 	fprintf(stderr, "%s: %s\n", cli_prog(), line);
 }
 
-/* The domain classifier after layers 1..L of m (dpsgd_add_domain). */
-static void
-add_domain(const struct opts *o, struct nn_model *m, struct nn_dann *nets,
-    size_t L, size_t *np)
+/* dpsgd_setup_model's error: usage, data or system. */
+__attribute__((noreturn)) static void
+setup_die(int rc, const char *err)
 {
-	int rc = dpsgd_add_domain(m, nets, L, o->dh, o->ndh, np);
-
-	if (rc == PV_E_NOMEM)
-		cli_die(EX_OSERR, "out of memory");
-	if (rc != 0)
-		cli_usage_error("--domain-hidden: %s", nn_strerror(rc));
+	if (rc == PV_E_OPTION)
+		cli_usage_error("%s", err);
+	cli_die(rc == PV_E_FORMAT ? EX_DATAERR : rc == PV_E_NOMEM ? EX_OSERR :
+	    EX_USAGE, "%s", err);
 }
 
 /* A trainer's error: a usage error when the options cannot be met. */
@@ -393,7 +356,6 @@ parse_args(int argc, char **argv, struct opts *o)
 		case OPT_CLASSES:
 			o->classes = (size_t)cli_ll("--classes", optarg, 2,
 			    NN_MAX_WIDTH);
-			o->has_classes = 1;
 			break;
 		case OPT_CLIP:
 			o->p.clip = cli_double("--clip", optarg, NN_CLIP_MIN,
@@ -401,7 +363,7 @@ parse_args(int argc, char **argv, struct opts *o)
 			o->g.clip = 1;
 			break;
 		case OPT_DOMAIN_HIDDEN:
-			parse_hidden("--domain-hidden", optarg, o->dh, &o->ndh);
+			mcli_parse_widths("--domain-hidden", optarg, o->dh, &o->ndh);
 			o->g.domain_hidden = 1;
 			break;
 		case OPT_EPOCHS:
@@ -429,7 +391,7 @@ parse_args(int argc, char **argv, struct opts *o)
 			o->g.grl = 1;
 			break;
 		case OPT_HIDDEN:
-			parse_hidden("--hidden", optarg, o->hidden, &o->nhidden);
+			mcli_parse_widths("--hidden", optarg, o->hidden, &o->nhidden);
 			o->g.hidden = o->nhidden;
 			break;
 		case OPT_INIT:
@@ -552,6 +514,7 @@ main(int argc, char **argv)
 	struct dpsgd_plan pl[2];
 	struct dpsgd_summary sm;
 	struct dpsgd_meta mi;
+	struct dpsgd_setup su;
 	struct xyset *sdt[2];
 	const struct xyset *vap = NULL;
 	const char *dataset[2];
@@ -563,6 +526,7 @@ main(int argc, char **argv)
 	const char *label, *vlabel = NULL, *ilabel = NULL, *tlabel = NULL;
 	const char *slabel = NULL;
 	char err[256], oerr[DPSGD_OPT_ERRLEN], arch[MODEL_MAX_ARCH];
+	char serr[4096];
 	double t_start = cli_now();
 	uint64_t idigest = 0;
 	float *all = NULL;
@@ -606,7 +570,8 @@ main(int argc, char **argv)
 	ofp = cli_out_open(o.c.output, o.c.force);
 	/* Without privacy a seed only makes the run reproducible: no
 	 * warning about noise. */
-	rng = mode == DPSGD_NODP ? sub_rng(&o, DPSGD_WORK_ITEM) :
+	rng = mode == DPSGD_NODP ? dpcli_rng_quiet(o.c.seed,
+	    DPSGD_WORK_ITEM) :
 	    dpcli_rng(o.c.seed, DPSGD_WORK_ITEM);
 	if (mode == DPSGD_CLIP_ONLY)
 		cli_warn("--sigma 0: no noise: the model is NOT private");
@@ -629,80 +594,19 @@ main(int argc, char **argv)
 			cli_die(EX_DATAERR, "%s: %zu features, %s has %zu",
 			    tlabel, tg.d, label, tr.d);
 	}
-	if (ifp != NULL) {
+	if (ifp != NULL)
 		mcli_read_model_fp(ifp, ilabel, &m, &initmeta, &idigest);
-		if (o.nhidden)
-			cli_usage_error("--hidden does not apply with --init "
-			    "(the model fixes the layers)");
-		if (model_inputs(&m) != tr.d)
-			cli_die(EX_DATAERR, "%s: the model takes %zu features, "
-			    "%s has %zu", ilabel, model_inputs(&m), label, tr.d);
-		if (o.has_classes && o.classes != model_classes(&m))
-			cli_usage_error("--classes %zu: the model of --init has "
-			    "%zu classes", o.classes, model_classes(&m));
-		if (o.p.adapt != DPSGD_CLASSIFY && m.net.nlayers < 2)
-			cli_die(EX_DATAERR, "%s: --mode %s needs a model with "
-			    "hidden layers, not %s", ilabel, modes[o.p.adapt],
-			    ts_meta_get(&initmeta, "model.arch"));
-		K = model_classes(&m);
-	} else {
-		size_t widths[NN_MAX_LAYERS + 1], nl = o.nhidden + 1;
-		int names_ok;
-
-		/* Under privacy K is public: --classes or a label set
-		 * declared public, never one learnt from the rows. */
-		rc = label_classes(&tr.lset, src_dp, o.has_classes ?
-		    o.classes : 0, &K, &names_ok, err, sizeof err);
-		if (rc == LABEL_E_USAGE)
-			cli_usage_error("%s: %s", label, err);
-		if (rc != LABEL_OK)
-			cli_die(EX_DATAERR, "%s: %s", label, err);
-		if (K == 0)
-			for (size_t i = 0; i < tr.n; i++)
-				if (tr.y[i] >= 0 && (size_t)tr.y[i] + 1 > K)
-					K = (size_t)tr.y[i] + 1;
-		if (K < 2)
-			cli_die(EX_DATAERR, "%s: tensor 'y': fewer than 2 classes",
-			    label);
-		widths[0] = tr.d;
-		for (size_t i = 0; i < o.nhidden; i++)
-			widths[i + 1] = o.hidden[i];
-		widths[nl] = K;
-		if ((rc = model_init(&m, widths, nl)) != 0)
-			cli_die(rc == NN_E_NOMEM ? EX_OSERR : EX_USAGE,
-			    "model: %s", nn_strerror(rc));
-	}
-	if (o.freeze >= m.net.nlayers)
-		cli_usage_error("--freeze %zu: the model has %zu layers; at "
-		    "least one must be trained", o.freeze, m.net.nlayers);
-	for (size_t l = 0; l < o.freeze; l++)
-		m.net.layer[l].frozen = 1;
-	np = m.nparam;
-	if (o.p.adapt == DPSGD_GMM) {
-		/* E is layers 1..L, C the rest (frozen); D's parameters
-		 * follow the model's, as with dann. */
-		size_t L = o.feature_layer ? o.feature_layer : m.net.nlayers - 1;
-		size_t h;
-
-		if (L >= m.net.nlayers)
-			cli_usage_error("--feature-layer %zu: the model of %s has "
-			    "%zu hidden layers", L, ilabel, m.net.nlayers - 1);
-		if (o.freeze >= L)
-			cli_usage_error("--freeze %zu: the encoder has %zu layers; "
-			    "at least one must be trained", o.freeze, L);
-		for (size_t l = L; l < m.net.nlayers; l++)
-			m.net.layer[l].frozen = 1;
-		add_domain(&o, &m, &gnets, L, &np);
-		h = m.net.layer[L - 1].out;
-		if (sf.d != h)
-			cli_die(EX_DATAERR, "%s: %zu features, but layer %zu of the "
-			    "model of %s has %zu units", slabel, sf.d, L, ilabel,
-			    h);
-	}
+	su = (struct dpsgd_setup){ .init = ifp != NULL, .dp = src_dp,
+	    .classes = o.classes, .hidden = o.hidden, .nhidden = o.nhidden,
+	    .freeze = o.freeze, .feature_layer = o.feature_layer, .dh = o.dh,
+	    .ndh = o.ndh, .lset = &tr.lset, .y = tr.y, .n = tr.n, .d = tr.d,
+	    .src_d = sfp != NULL ? sf.d : 0, .mode = modes[o.p.adapt],
+	    .label = label, .ilabel = ilabel, .slabel = slabel,
+	    .iarch = ts_meta_get(&initmeta, "model.arch") };
+	if ((rc = dpsgd_setup_model(&m, o.dann ? &dnets : &gnets, &o.p, &su,
+	    &K, &np, serr, sizeof serr)) != 0)
+		setup_die(rc, serr);
 	if (o.dann) {
-		/* F is every hidden layer, H the last layer; D's parameters
-		 * follow the model's in one vector. */
-		add_domain(&o, &m, &dnets, m.net.nlayers - 1, &np);
 		/* The encoder's features leave a ReLU: a Gaussian sample's
 		 * negative values are projected to 0, or the domain
 		 * classifier tells the domains apart by sign alone.

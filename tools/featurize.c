@@ -382,27 +382,6 @@ run_csv(struct out *ou, const struct opts *o, struct infile *in,
 /* ---- IDX ---- */
 
 static void
-read_exact(struct infile *s, void *buf, size_t n, const char *what)
-{
-	if (fread(buf, 1, n, infile_fp(s)) != n) {
-		if (infile_error(s) || ferror(infile_fp(s)))
-			cli_infile_die(s);
-		cli_die(EX_DATAERR, "%s: truncated: %s", infile_label(s), what);
-	}
-}
-
-/* s ends after its n records (what they are). */
-static void
-read_end(struct infile *s, uint64_t n, const char *what)
-{
-	if (fgetc(infile_fp(s)) != EOF)
-		cli_die(EX_DATAERR, "%s: trailing bytes after %llu %s",
-		    infile_label(s), (unsigned long long)n, what);
-	if (infile_error(s) || ferror(infile_fp(s)))
-		cli_infile_die(s);
-}
-
-static void
 idx_header(struct infile *s, struct idx_header *x)
 {
 	char msg[IDX_MSG];
@@ -471,12 +450,12 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 		char what[64];
 		snprintf(what, sizeof what, "image %llu of %llu",
 		    (unsigned long long)i, (unsigned long long)x.n);
-		read_exact(in, pix, (size_t)x.elems, what);
+		cli_infile_read(in, pix, (size_t)x.elems, what);
 		if (lab) {
 			unsigned char lb;
 			snprintf(what, sizeof what, "label %llu of %llu",
 			    (unsigned long long)i, (unsigned long long)x.n);
-			read_exact(lab, &lb, 1, what);
+			cli_infile_read(lab, &lb, 1, what);
 			snprintf(where, sizeof where, "%s: %s",
 			    infile_label(lab), what);
 			if (!put_label(ou, NULL, 0, lb, where))
@@ -492,9 +471,9 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 		    (unsigned long long)i);
 		put_row(ou, where);
 	}
-	read_end(in, x.n, "images");
+	cli_infile_end(in, x.n, "images");
 	if (lab)
-		read_end(lab, x.n, "labels");
+		cli_infile_end(lab, x.n, "labels");
 	free(pix);
 	idx_resize_free(rs);
 	finish(ou, inputs, ninputs, infile_label(in));
@@ -509,7 +488,7 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 	struct strtab vocab = { 0 };
 	struct text_counter tc = { 0 };
 	struct ts_meta xm = { 0 };
-	char *line = NULL, where[600], msg[FEAT_MSG];
+	char *line = NULL, where[600], msg[FEAT_MSG], tmsg[TEXT_MSG];
 	size_t cap = 0, ulen;
 	uint64_t ln = 0, lfield = 0;
 	size_t d;
@@ -554,29 +533,15 @@ run_text(struct out *ou, const struct opts *o, struct infile *in,
 		dn = (size_t)len;
 		snprintf(where, sizeof where, "%s:%llu", infile_label(in),
 		    (unsigned long long)ln);
-		if (o->p.label && memchr(line, '\t', (size_t)len) == NULL)
-			/* Never take the document for its label: the text
-			 * would land in label.names. */
-			cli_die(EX_DATAERR, "%s: no tab separator between the "
-			    "label (field %llu) and the document", where,
-			    (unsigned long long)lfield);
 		if (o->p.label) {
 			/* Cut field lfield out of the line: it is the label,
 			 * the rest is the document. */
 			char *p, *e;
-			if (text_field(line, (size_t)len, lfield, &p, &e) != 0)
-				cli_die(EX_DATAERR, "%s:%llu: no label: fewer "
-				    "than %llu tab-separated fields", infile_label(in),
-				    (unsigned long long)ln,
-				    (unsigned long long)lfield + 1);
-			if (e == p) {
-				if (o->missing == CSVLAY_MISS_DROP)
-					continue;
-				cli_die(EX_DATAERR, "%s:%llu: field %llu: "
-				    "missing label", infile_label(in),
-				    (unsigned long long)ln,
-				    (unsigned long long)lfield);
-			}
+			rc = text_label(line, (size_t)len, lfield, &p, &e, tmsg);
+			if (rc > 0 && o->missing == CSVLAY_MISS_DROP)
+				continue;
+			if (rc != 0)
+				cli_die(EX_DATAERR, "%s: %s", where, tmsg);
 			if (!put_label(ou, p, (size_t)(e - p), 0, where))
 				continue;
 			/* Blank out the label so it is not a token. */

@@ -681,14 +681,10 @@ main(int argc, char **argv)
 		write_release(w, &v, y, ans, "");
 	} else {
 		for (uint64_t i = 0; i < o.p.audit; i++) {
-			struct rng *ri = rng;
-			char item[64], suffix[24];
+			struct rng *ri = dpcli_rng_audit(o.c.seed, WORK_ITEM,
+			    i, rng);
+			char suffix[24];
 
-			snprintf(item, sizeof item, "%s/audit/%" PRIu64,
-			    WORK_ITEM, i);
-			if (o.c.seed && rng_new_seeded(&ri,
-			    dpcli_seed_arg(o.c.seed), item) != 0)
-				cli_die(EX_OSERR, "out of memory");
 			if ((rc = pate_run(pt, ri, &v, y, ans, NULL)) != 0)
 				run_die(rc);
 			snprintf(suffix, sizeof suffix, "/%" PRIu64, i);

@@ -1,5 +1,6 @@
 /* text.c: token and bigram counts. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +106,28 @@ text_field(char *line, size_t len, uint64_t k, char **start, char **end)
 	e = memchr(p, '\t', (size_t)(line + len - p));
 	*start = p;
 	*end = e ? e : line + len;
+	return 0;
+}
+
+int
+text_label(char *line, size_t len, uint64_t k, char **start, char **end,
+    char msg[TEXT_MSG])
+{
+	if (memchr(line, '\t', len) == NULL) {
+		snprintf(msg, TEXT_MSG, "no tab separator between the label "
+		    "(field %llu) and the document", (unsigned long long)k);
+		return PV_E_FORMAT;
+	}
+	if (text_field(line, len, k, start, end) != 0) {
+		snprintf(msg, TEXT_MSG, "no label: fewer than %llu "
+		    "tab-separated fields", (unsigned long long)k + 1);
+		return PV_E_FORMAT;
+	}
+	if (*end == *start) {
+		snprintf(msg, TEXT_MSG, "field %llu: missing label",
+		    (unsigned long long)k);
+		return 1;
+	}
 	return 0;
 }
 

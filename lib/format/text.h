@@ -54,6 +54,19 @@ int text_field(char *line, size_t len, uint64_t k, char **start,
 int text_read_line(FILE *fp, char **line, size_t *cap, size_t *len,
     size_t max);
 
+#define TEXT_MSG 128			/* bytes of a text_label message */
+
+/*
+ * The label of a labelled document, the tab-separated line[0..len):
+ * field k (from 0), the rest is the document.  *start and *end bound it.
+ * A line without a tab has no label (the document is never taken for
+ * it).  @return 0; 1 when the field is empty (a missing label); or
+ * PV_E_FORMAT when there is no tab or fewer than k + 1 fields; but for
+ * 0, with a message in msg (without the line's name).
+ */
+int text_label(char *line, size_t len, uint64_t k, char **start,
+    char **end, char msg[TEXT_MSG]);
+
 struct text_counter {
 	const struct strtab *vocab;	/* columns, or NULL: hashed */
 	size_t d;			/* columns (vocab->n when vocab) */

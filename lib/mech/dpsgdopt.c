@@ -220,3 +220,153 @@ dpsgd_check_inputs(const struct dpsgd_params *p, const struct dpsgd_given *g,
 		    "(the model fixes the layers)");
 	return NULL;
 }
+
+/* The classes of a new model: K from --classes or the label set (never
+ * learnt from the rows under privacy), else the largest label + 1. */
+static int
+setup_classes(const struct dpsgd_setup *s, size_t *K, char *err,
+    size_t errlen)
+{
+	char lerr[256];
+	int names_ok, rc;
+
+	rc = label_classes(s->lset, s->dp, s->classes, K, &names_ok, lerr,
+	    sizeof lerr);
+	if (rc != LABEL_OK) {
+		msg(err, errlen, "%s: %s", s->label, lerr);
+		return rc == LABEL_E_USAGE ? PV_E_OPTION : PV_E_FORMAT;
+	}
+	if (*K == 0)
+		for (size_t i = 0; i < s->n; i++)
+			if (s->y[i] >= 0 && (size_t)s->y[i] + 1 > *K)
+				*K = (size_t)s->y[i] + 1;
+	if (*K < 2) {
+		msg(err, errlen, "%s: tensor 'y': fewer than 2 classes",
+		    s->label);
+		return PV_E_FORMAT;
+	}
+	return 0;
+}
+
+/* The model of --init against the options and the input. */
+static int
+setup_init(const struct nn_model *m, const struct dpsgd_params *p,
+    const struct dpsgd_setup *s, char *err, size_t errlen)
+{
+	if (s->nhidden) {
+		msg(err, errlen, "--hidden does not apply with --init (the "
+		    "model fixes the layers)");
+		return PV_E_OPTION;
+	}
+	if (model_inputs(m) != s->d) {
+		msg(err, errlen, "%s: the model takes %zu features, %s has %zu",
+		    s->ilabel, model_inputs(m), s->label, s->d);
+		return PV_E_FORMAT;
+	}
+	if (s->classes && s->classes != model_classes(m)) {
+		msg(err, errlen, "--classes %zu: the model of --init has %zu "
+		    "classes", s->classes, model_classes(m));
+		return PV_E_OPTION;
+	}
+	if (p->adapt != DPSGD_CLASSIFY && m->net.nlayers < 2) {
+		msg(err, errlen, "%s: --mode %s needs a model with hidden "
+		    "layers, not %s", s->ilabel, s->mode, s->iarch);
+		return PV_E_FORMAT;
+	}
+	return 0;
+}
+
+/* dpsgd_add_domain's error as dpsgd_setup_model's. */
+static int
+setup_domain(struct nn_model *m, struct nn_dann *nets,
+    const struct dpsgd_setup *s, size_t L, size_t *np, char *err,
+    size_t errlen)
+{
+	int rc = dpsgd_add_domain(m, nets, L, s->dh, s->ndh, np);
+
+	if (rc == PV_E_NOMEM) {
+		msg(err, errlen, "out of memory");
+		return rc;
+	}
+	if (rc != 0) {
+		msg(err, errlen, "--domain-hidden: %s", nn_strerror(rc));
+		return PV_E_OPTION;
+	}
+	return 0;
+}
+
+int
+dpsgd_setup_model(struct nn_model *m, struct nn_dann *nets,
+    const struct dpsgd_params *p, const struct dpsgd_setup *s, size_t *K,
+    size_t *np, char *err, size_t errlen)
+{
+	int rc;
+
+	if (s->init) {
+		if ((rc = setup_init(m, p, s, err, errlen)) != 0)
+			return rc;
+		*K = model_classes(m);
+	} else {
+		size_t widths[NN_MAX_LAYERS + 1], nl = s->nhidden + 1;
+
+		if (s->nhidden >= NN_MAX_LAYERS) {
+			msg(err, errlen, "model: too many layers");
+			return PV_E_RANGE;
+		}
+		*K = 0;
+		if ((rc = setup_classes(s, K, err, errlen)) != 0)
+			return rc;
+		widths[0] = s->d;
+		for (size_t i = 0; i < s->nhidden; i++)
+			widths[i + 1] = s->hidden[i];
+		widths[nl] = *K;
+		if ((rc = model_init(m, widths, nl)) != 0) {
+			msg(err, errlen, "model: %s", nn_strerror(rc));
+			return rc == NN_E_NOMEM ? PV_E_NOMEM : PV_E_RANGE;
+		}
+	}
+	if (s->freeze >= m->net.nlayers) {
+		msg(err, errlen, "--freeze %zu: the model has %zu layers; at "
+		    "least one must be trained", s->freeze, m->net.nlayers);
+		return PV_E_OPTION;
+	}
+	for (size_t l = 0; l < s->freeze; l++)
+		m->net.layer[l].frozen = 1;
+	*np = m->nparam;
+	if (p->adapt == DPSGD_GMM) {
+		/* E is layers 1..L, C the rest (frozen); D's parameters
+		 * follow the model's, as with dann. */
+		size_t L = s->feature_layer ? s->feature_layer :
+		    m->net.nlayers - 1, h;
+
+		if (L >= m->net.nlayers) {
+			msg(err, errlen, "--feature-layer %zu: the model of %s "
+			    "has %zu hidden layers", L, s->ilabel,
+			    m->net.nlayers - 1);
+			return PV_E_OPTION;
+		}
+		if (s->freeze >= L) {
+			msg(err, errlen, "--freeze %zu: the encoder has %zu "
+			    "layers; at least one must be trained", s->freeze, L);
+			return PV_E_OPTION;
+		}
+		for (size_t l = L; l < m->net.nlayers; l++)
+			m->net.layer[l].frozen = 1;
+		if ((rc = setup_domain(m, nets, s, L, np, err, errlen)) != 0)
+			return rc;
+		h = m->net.layer[L - 1].out;
+		if (s->src_d != h) {
+			msg(err, errlen, "%s: %zu features, but layer %zu of the "
+			    "model of %s has %zu units", s->slabel, s->src_d, L,
+			    s->ilabel, h);
+			return PV_E_FORMAT;
+		}
+	} else if (p->adapt == DPSGD_DANN) {
+		/* F is every hidden layer, H the last layer; D's parameters
+		 * follow the model's in one vector. */
+		if ((rc = setup_domain(m, nets, s, m->net.nlayers - 1, np, err,
+		    errlen)) != 0)
+			return rc;
+	}
+	return 0;
+}

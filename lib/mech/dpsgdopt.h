@@ -17,6 +17,8 @@
 #include <stddef.h>
 
 #include "dpsgd.h"
+#include "labels.h"
+#include "model.h"
 
 #define DPSGD_OPT_ERRLEN 512		/* holds any message here */
 
@@ -56,5 +58,44 @@ const char *dpsgd_check_options(struct dpsgd_params *p,
  */
 const char *dpsgd_check_inputs(const struct dpsgd_params *p,
     const struct dpsgd_given *g, char *err, size_t errlen);
+
+/* dpsgd-train's model: the options that shape it and the inputs it must
+ * fit, for dpsgd_setup_model.  The labels name the inputs in messages. */
+struct dpsgd_setup {
+	int init;			/* m was read from --init */
+	int dp;				/* the labelled stream is protected */
+	size_t classes;			/* --classes; 0: not given */
+	const size_t *hidden;		/* --hidden widths */
+	size_t nhidden;
+	size_t freeze;			/* --freeze: the leading frozen layers */
+	size_t feature_layer;		/* gmm-uda: 0 = the last hidden */
+	const size_t *dh;		/* --domain-hidden widths */
+	size_t ndh;
+	const struct label_set *lset;	/* the training rows' label set */
+	const int32_t *y;		/* their labels (-1: none) */
+	size_t n, d;			/* their count and width */
+	size_t src_d;			/* gmm-uda: the source samples' width */
+	const char *mode;		/* --mode as named */
+	const char *label, *ilabel, *slabel; /* input, --init, --source-features */
+	const char *iarch;		/* --init's model.arch */
+};
+
+/*
+ * Set up the model m dpsgd-train trains.  With s->init, m (read from
+ * --init) is checked against --hidden, --classes, --mode and the input's
+ * width; otherwise K classes are decided (under privacy from --classes
+ * or a label set declared public, never learnt from the rows; else the
+ * largest label + 1) and m is built with the hidden widths.  Then the
+ * first s->freeze layers are frozen; gmm-uda freezes the classifier
+ * after --feature-layer and appends its domain classifier to nets, dann
+ * appends its own (dpsgd_add_domain).  Sets *K and *np (the parameters,
+ * with the domain classifier's).
+ * @return 0, or with a message in err (errlen bytes): PV_E_OPTION (a
+ * usage error), PV_E_FORMAT (the data do not fit), PV_E_NOMEM, or
+ * PV_E_RANGE (widths the model cannot take).
+ */
+int dpsgd_setup_model(struct nn_model *m, struct nn_dann *nets,
+    const struct dpsgd_params *p, const struct dpsgd_setup *s, size_t *K,
+    size_t *np, char *err, size_t errlen);
 
 #endif

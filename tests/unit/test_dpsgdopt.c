@@ -15,7 +15,15 @@
  *   (the input; in DANN the domains of --protect), refused elsewhere;
  * - validation data for early stopping must be declared public;
  * - dann and assoc need a feature extractor (hidden layers or --init);
- * - messages never overflow err, which is always terminated.
+ * - messages never overflow err, which is always terminated;
+ * - the model (dpsgd_setup_model): under privacy the number of classes
+ *   is --classes or a public label set, never learnt from the rows
+ *   (a usage error when nothing is declared); without privacy it is the
+ *   largest label + 1, and fewer than 2 classes is a data error; --freeze
+ *   leaves at least one layer (of the encoder, for gmm-uda) to train;
+ *   --init's model must take the input's width, match --classes and have
+ *   hidden layers to adapt; the domain classifier's parameters follow
+ *   the model's.
  */
 #include <string.h>
 
@@ -188,6 +196,132 @@ test_inputs(void)
 	    "dann with a hidden layer");
 }
 
+static struct dpsgd_setup
+setup_base(const int32_t *y, size_t n)
+{
+	static const struct label_set none = { 0 };
+
+	return (struct dpsgd_setup){ .lset = &none, .y = y, .n = n, .d = 4,
+	    .mode = "classify", .label = "in", .ilabel = "init",
+	    .slabel = "src", .iarch = "4-3" };
+}
+
+static void
+test_setup(void)
+{
+	static const int32_t y[] = { 0, 2, -1, 1 }, y1[] = { 0, 0, -1 };
+	static const size_t hid[] = { 5, 6 }, dh[] = { 3 };
+	struct dpsgd_params p = base();
+	struct dpsgd_setup s = setup_base(y, 4);
+	struct label_set pub = { .source = LABEL_PUBLIC, .classes = 7 };
+	struct nn_model m, mi;
+	struct nn_dann nets;
+	char err[DPSGD_OPT_ERRLEN];
+	size_t K = 0, np = 0, w[2] = { 4, 3 };
+	int rc;
+
+	/* Without privacy: K is the largest label + 1. */
+	rc = dpsgd_setup_model(&m, &nets, &p, &s, &K, &np, err, sizeof err);
+	ok(rc == 0 && K == 3 && m.net.nlayers == 1 && np == m.nparam &&
+	    model_inputs(&m) == 4, "logistic model, K %zu", K);
+	model_free(&m);
+	/* Under privacy nothing declared: a usage error naming the input. */
+	s.dp = 1;
+	rc = dpsgd_setup_model(&m, &nets, &p, &s, &K, &np, err, sizeof err);
+	ok(rc == PV_E_OPTION && strncmp(err, "in: ", 4) == 0, "%s", err);
+	s.classes = 4;
+	rc = dpsgd_setup_model(&m, &nets, &p, &s, &K, &np, err, sizeof err);
+	ok(rc == 0 && K == 4, "--classes 4 under privacy: K %zu", K);
+	model_free(&m);
+	s.classes = 0;
+	s.lset = &pub;
+	rc = dpsgd_setup_model(&m, &nets, &p, &s, &K, &np, err, sizeof err);
+	ok(rc == 0 && K == 7, "public label set: K %zu", K);
+	model_free(&m);
+	/* One class seen: a data error. */
+	s = setup_base(y1, 3);
+	rc = dpsgd_setup_model(&m, &nets, &p, &s, &K, &np, err, sizeof err);
+	ok(rc == PV_E_FORMAT && strcmp(err, "in: tensor 'y': fewer than 2 "
+	    "classes") == 0, "%s", err);
+	/* --freeze: at least one layer trained. */
+	s = setup_base(y, 4);
+	s.hidden = hid;
+	s.nhidden = 2;
+	s.freeze = 3;
+	rc = dpsgd_setup_model(&m, &nets, &p, &s, &K, &np, err, sizeof err);
+	ok(rc == PV_E_OPTION && strcmp(err, "--freeze 3: the model has 3 "
+	    "layers; at least one must be trained") == 0, "%s", err);
+	model_free(&m);
+	s.freeze = 2;
+	rc = dpsgd_setup_model(&m, &nets, &p, &s, &K, &np, err, sizeof err);
+	ok(rc == 0 && m.net.layer[0].frozen && m.net.layer[1].frozen &&
+	    !m.net.layer[2].frozen, "--freeze 2");
+	model_free(&m);
+	/* dann: the domain classifier's parameters follow the model's. */
+	p.adapt = DPSGD_DANN;
+	s.freeze = 0;
+	s.dh = dh;
+	s.ndh = 1;
+	rc = dpsgd_setup_model(&m, &nets, &p, &s, &K, &np, err, sizeof err);
+	ok(rc == 0 && np == m.nparam + (6 * 3 + 3) + (3 * 2 + 2),
+	    "dann: %zu parameters, the model's %zu", np, m.nparam);
+	model_free(&m);
+	/* gmm-uda: the encoder is layers 1..L, the rest frozen. */
+	p.adapt = DPSGD_GMM;
+	s.feature_layer = 1;
+	s.src_d = 5;
+	rc = dpsgd_setup_model(&m, &nets, &p, &s, &K, &np, err, sizeof err);
+	ok(rc == 0 && !m.net.layer[0].frozen && m.net.layer[1].frozen &&
+	    m.net.layer[2].frozen, "gmm-uda: layers after 1 frozen");
+	model_free(&m);
+	s.src_d = 6;
+	rc = dpsgd_setup_model(&m, &nets, &p, &s, &K, &np, err, sizeof err);
+	ok(rc == PV_E_FORMAT && strcmp(err, "src: 6 features, but layer 1 "
+	    "of the model of init has 5 units") == 0, "%s", err);
+	model_free(&m);
+	s.feature_layer = 3;
+	rc = dpsgd_setup_model(&m, &nets, &p, &s, &K, &np, err, sizeof err);
+	ok(rc == PV_E_OPTION && strcmp(err, "--feature-layer 3: the model of "
+	    "init has 2 hidden layers") == 0, "%s", err);
+	model_free(&m);
+	s.feature_layer = 1;
+	s.freeze = 1;
+	rc = dpsgd_setup_model(&m, &nets, &p, &s, &K, &np, err, sizeof err);
+	ok(rc == PV_E_OPTION && strcmp(err, "--freeze 1: the encoder has 1 "
+	    "layers; at least one must be trained") == 0, "%s", err);
+	model_free(&m);
+
+	/* --init: checked against the options and the input. */
+	p = base();
+	s = setup_base(y, 4);
+	s.init = 1;
+	ok(model_init(&mi, w, 1) == 0, "a 4-3 model");
+	rc = dpsgd_setup_model(&mi, &nets, &p, &s, &K, &np, err, sizeof err);
+	ok(rc == 0 && K == 3 && np == mi.nparam, "--init: K %zu", K);
+	s.classes = 5;
+	rc = dpsgd_setup_model(&mi, &nets, &p, &s, &K, &np, err, sizeof err);
+	ok(rc == PV_E_OPTION && strcmp(err, "--classes 5: the model of "
+	    "--init has 3 classes") == 0, "%s", err);
+	s.classes = 0;
+	s.d = 9;
+	rc = dpsgd_setup_model(&mi, &nets, &p, &s, &K, &np, err, sizeof err);
+	ok(rc == PV_E_FORMAT && strcmp(err, "init: the model takes 4 "
+	    "features, in has 9") == 0, "%s", err);
+	s.d = 4;
+	s.hidden = hid;
+	s.nhidden = 1;
+	rc = dpsgd_setup_model(&mi, &nets, &p, &s, &K, &np, err, sizeof err);
+	ok(rc == PV_E_OPTION && strstr(err, "--hidden does not apply with "
+	    "--init") == err, "%s", err);
+	s.nhidden = 0;
+	p.adapt = DPSGD_DANN;
+	s.mode = "dann";
+	rc = dpsgd_setup_model(&mi, &nets, &p, &s, &K, &np, err, sizeof err);
+	ok(rc == PV_E_FORMAT && strcmp(err, "init: --mode dann needs a model "
+	    "with hidden layers, not 4-3") == 0, "%s", err);
+	model_free(&mi);
+}
+
 int
 main(void)
 {
@@ -195,5 +329,6 @@ main(void)
 	test_adapt();
 	test_public();
 	test_inputs();
+	test_setup();
 	return tap_done();
 }

@@ -156,6 +156,23 @@ main(void)
 		ok(text_field(line, 4, 1, &p, &e) == 0 && p == e &&
 		    p == line + 4, "a trailing tab leaves an empty last field");
 	}
+	/* The label of a labelled line: a field, never the document. */
+	{
+		char line[] = "pos\tgood film\t\tend", doc[] = "no tab here";
+		char msg[TEXT_MSG];
+		size_t n = strlen(line);
+		char *p, *e;
+		ok(text_label(line, n, 0, &p, &e, msg) == 0 && p == line &&
+		    e == line + 3, "label field 0: 'pos'");
+		ok(text_label(line, n, 2, &p, &e, msg) == 1 &&
+		    strcmp(msg, "field 2: missing label") == 0, "%s", msg);
+		ok(text_label(line, n, 4, &p, &e, msg) == PV_E_FORMAT &&
+		    strcmp(msg, "no label: fewer than 5 tab-separated "
+		    "fields") == 0, "%s", msg);
+		ok(text_label(doc, strlen(doc), 0, &p, &e, msg) ==
+		    PV_E_FORMAT && strcmp(msg, "no tab separator between the "
+		    "label (field 0) and the document") == 0, "%s", msg);
+	}
 	free(tok);
 	return tap_done();
 }

@@ -380,6 +380,26 @@ cli_infile_die(const struct infile *f)
 	cli_die(EX_IOERR, "%s: read error", infile_label(f));
 }
 
+void
+cli_infile_read(struct infile *f, void *buf, size_t n, const char *what)
+{
+	if (fread(buf, 1, n, infile_fp(f)) != n) {
+		if (infile_error(f) || ferror(infile_fp(f)))
+			cli_infile_die(f);
+		cli_die(EX_DATAERR, "%s: truncated: %s", infile_label(f), what);
+	}
+}
+
+void
+cli_infile_end(struct infile *f, uint64_t n, const char *what)
+{
+	if (fgetc(infile_fp(f)) != EOF)
+		cli_die(EX_DATAERR, "%s: trailing bytes after %llu %s",
+		    infile_label(f), (unsigned long long)n, what);
+	if (infile_error(f) || ferror(infile_fp(f)))
+		cli_infile_die(f);
+}
+
 FILE *
 cli_out_open(const char *path, int force)
 {

@@ -79,6 +79,13 @@ void cli_infile_close(struct infile *f);
 /* Exit for a failed read of f: with its own error (as cli_ts_die), else
  * 74 "LABEL: read error". */
 void cli_infile_die(const struct infile *f) __attribute__((noreturn));
+/* Read exactly n bytes of f into buf, else exit 65 "LABEL: truncated:
+ * WHAT" (or as cli_infile_die on a read error). */
+void cli_infile_read(struct infile *f, void *buf, size_t n,
+    const char *what);
+/* f must end here, after its n records (what they are), else exit 65
+ * "LABEL: trailing bytes after N WHAT". */
+void cli_infile_end(struct infile *f, uint64_t n, const char *what);
 
 /*
  * Outputs.  cli_out_open gives stdout, or with a path, the output file;

@@ -14,25 +14,41 @@ dpcli_seed_arg(const char *arg)
 }
 
 struct rng *
-dpcli_rng(const char *seed_opt, const char *work_item)
+dpcli_rng_quiet(const char *seed_opt, const char *work_item)
 {
 	struct rng *r = NULL;
-	int rc;
+	int rc = seed_opt != NULL ? rng_new_seeded(&r,
+	    dpcli_seed_arg(seed_opt), work_item) : rng_new(&r);
 
-	if (seed_opt != NULL) {
-		rc = rng_new_seeded(&r, dpcli_seed_arg(seed_opt), work_item);
-		/* Not silenced by --quiet: the output is not private. */
-		fprintf(stderr, "%s: warning: --seed %s: the noise is "
-		    "reproducible and this output is NOT private (the ledger "
-		    "marks it seeded)\n", cli_prog(), seed_opt);
-	} else {
-		rc = rng_new(&r);
-	}
 	if (rc == RNG_E_NOMEM)
 		cli_die(EX_OSERR, "out of memory");
 	if (rc != 0)
 		cli_die(EX_OSERR, "no secure randomness: %s", rng_strerror(rc));
 	return r;
+}
+
+struct rng *
+dpcli_rng_audit(const char *seed_opt, const char *work_item, uint64_t rep,
+    struct rng *rng)
+{
+	char item[64];
+
+	if (seed_opt == NULL)
+		return rng;
+	snprintf(item, sizeof item, "%s/audit/%llu", work_item,
+	    (unsigned long long)rep);
+	return dpcli_rng_quiet(seed_opt, item);
+}
+
+struct rng *
+dpcli_rng(const char *seed_opt, const char *work_item)
+{
+	if (seed_opt != NULL)
+		/* Not silenced by --quiet: the output is not private. */
+		fprintf(stderr, "%s: warning: --seed %s: the noise is "
+		    "reproducible and this output is NOT private (the ledger "
+		    "marks it seeded)\n", cli_prog(), seed_opt);
+	return dpcli_rng_quiet(seed_opt, work_item);
 }
 
 /* The dataset of --dataset NAME --assume-raw: the user declares that the

@@ -26,6 +26,17 @@ uint64_t dpcli_seed_arg(const char *arg);
  * secure randomness can be had. */
 struct rng *dpcli_rng(const char *seed_opt, const char *work_item);
 
+/* The same without the warning, for randomness that does not touch
+ * privacy (post-processing, a run without privacy) and for the
+ * sub-generators of a seeded run.  Exit 71 as dpcli_rng. */
+struct rng *dpcli_rng_quiet(const char *seed_opt, const char *work_item);
+
+/* The generator of repeat rep of an audit (--audit-repeat): seeded
+ * from seed_opt and "<work_item>/audit/<rep>", or rng itself when
+ * seed_opt is NULL.  Free it with rng_free when it is not rng. */
+struct rng *dpcli_rng_audit(const char *seed_opt, const char *work_item,
+    uint64_t rep, struct rng *rng);
+
 /* --assume-raw (with --dataset, given as dataset; NULL is a usage
  * error): the user declares that the main input's rows, of unknown
  * provenance (dp.provenance, formats/tensor-stream.md 10.1), are raw

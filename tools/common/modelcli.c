@@ -92,3 +92,22 @@ mcli_read_rows(struct ts_reader *r, const struct tensor *hdr, float *xb,
 			xb[i] = (float)(*xd)[i];
 	return (size_t)got;
 }
+
+void
+mcli_parse_widths(const char *opt, const char *arg, size_t *w, size_t *n)
+{
+	char *s = cli_strdup(arg), *p = s, *tok;
+
+	*n = 0;
+	if (strcmp(arg, "") == 0 || strcmp(arg, "none") == 0) {
+		free(s);
+		return;
+	}
+	while ((tok = strsep(&p, ",")) != NULL) {
+		if (*n + 1 >= NN_MAX_LAYERS)
+			cli_usage_error("invalid %s '%s': at most %d "
+			    "hidden layers", opt, arg, NN_MAX_LAYERS - 1);
+		w[(*n)++] = (size_t)cli_ll(opt, tok, 1, NN_MAX_WIDTH);
+	}
+	free(s);
+}

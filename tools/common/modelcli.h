@@ -43,4 +43,11 @@ void mcli_check_x(const struct tensor *hdr, size_t d, const char *label);
 size_t mcli_read_rows(struct ts_reader *r, const struct tensor *hdr,
     float *xb, double **xd, size_t rows, size_t d);
 
+/* A list of hidden widths for option opt (--hidden, --domain-hidden):
+ * "256,256", or "" or "none" for none, into w[0..*n) (w holds
+ * NN_MAX_LAYERS).  Exit 64 on a bad width or more than NN_MAX_LAYERS - 1
+ * of them. */
+void mcli_parse_widths(const char *opt, const char *arg, size_t *w,
+    size_t *n);
+
 #endif

@@ -262,18 +262,11 @@ release_classes(struct out *ot, const struct opts *o, struct rng *rng,
 		    o->iters, 1 / pl->mu, pl->p[DPEM_CNT].sigma,
 		    pl->p[DPEM_SUM].sigma, pl->p[DPEM_MOM].sigma);
 	for (uint64_t rep = 0; rep < (o->audit ? o->audit : 1); rep++) {
-		struct rng *rr = rng;
+		struct rng *rr = o->audit ? dpcli_rng_audit(o->c.seed,
+		    WORK_ITEM, rep, rng) : rng;
 		double t0 = cli_now();
 		int rc;
 
-		if (o->audit && o->c.seed) {
-			char item[64];
-			snprintf(item, sizeof item, "%s/audit/%llu",
-			    WORK_ITEM, (unsigned long long)rep);
-			if (rng_new_seeded(&rr, dpcli_seed_arg(o->c.seed),
-			    item) != 0)
-				cli_die(EX_OSERR, "out of memory");
-		}
 		rc = dpem_run(e, rr, dt->X, dt->start, init);
 		secs += cli_now() - t0;
 		if (rc == PV_E_NOMEM)

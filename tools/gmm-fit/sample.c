@@ -89,12 +89,7 @@ sample_main(int argc, char **argv)
 	ofp = cli_out_open(oc.output, oc.force);
 	/* Sampling is post-processing of the model: a seed makes it
 	 * reproducible without touching the privacy of the release. */
-	rc = oc.seed ? rng_new_seeded(&rng, dpcli_seed_arg(oc.seed),
-	    WORK_ITEM "/sample") : rng_new(&rng);
-	if (rc == RNG_E_NOMEM)
-		cli_die(EX_OSERR, "out of memory");
-	if (rc != 0)
-		cli_die(EX_OSERR, "no secure randomness: %s", rng_strerror(rc));
+	rng = dpcli_rng_quiet(oc.seed, WORK_ITEM "/sample");
 
 	r = cli_reader(mfp, mlabel);
 	if ((rc = ts_read_all(r, &t, &nt)) != 0)
