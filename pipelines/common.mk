@@ -35,13 +35,13 @@ help: ## list this experiment's targets
 PARAM_DIR = $(OUT)/params
 PARAMS_COVERED :=
 PARAMS_IN_PATH ?=
-param_text = $(strip $(foreach v,$(1),$(v)=$($(v))))
+param_text = $(strip $(foreach v,$(1),$(v)=$($(v)))).
 param_same = $(if $(subst $(1),,$(2))$(subst $(2),,$(1)),,same)
 param_q = '$(subst ','\'',$(1))'
 define param_group_rules
 PARAMS_$(1) := $(PARAM_DIR)/$(1)
 PARAMS_COVERED += $(2)
-$(if $(call param_same,$(call param_text,$(2)),$(strip $(file <$(PARAM_DIR)/$(1)))),,\
+$(if $(call param_same,$(call param_text,$(2)),$(strip $(file <$(PARAM_DIR)/$(1))).),,\
 $(PARAM_DIR)/$(1): FORCE
 	@mkdir -p $$(@D)
 	@printf '%s\n' $(foreach v,$(2),$(call param_q,$(v)=$($(v)))) > $$@)
