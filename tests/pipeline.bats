@@ -191,6 +191,51 @@ steps() {
 	grep -qx 'EPOCHS=2' "$dir/out/params/sgd"
 }
 
+# Issue 15, publish (fails on d8f2bef / 11187aa: publish copied whatever
+# out/ held, a partial table or a stale plot, and took any override).
+# publish-check makes every file it publishes, then refuses a table with
+# fewer rows (or repeats) than the parameters declare, and a missing or
+# stale plot.  (Two surf domains and one coral-check trial: the miniature.)
+@test "publish remakes what it copies and refuses an incomplete grid or a stale plot" {
+	local dir=$BATS_TEST_TMPDIR
+	cp -a "$OUT" "$dir/out"
+	pub=(SURF_DOMAINS="amazon dslr" CC_TRIALS=1 PUBLISH_DIR="$dir/results")
+	rm "$dir/out/results.md"
+	run -0 prima "$dir" "${pub[@]}" publish
+	for f in results.md results.tsv accuracy-surf.png accuracy-surf.svg coral-check.md; do
+		cmp "$dir/results/$f" "$(find "$dir/out" -name "$f")"
+	done
+	[ ! -e "$dir/results/accuracy-amz.svg" ]
+	rm -r "$dir/results"
+	# A row lost: refused, nothing copied.
+	sed -i '$d' "$dir/out/results.tsv"
+	run -2 --separate-stderr prima "$dir" "${pub[@]}" publish
+	[[ $stderr == *"publish: $dir/out/results.tsv: 3 rows, the parameters declare 4: not published"* ]]
+	[ ! -e "$dir/results" ]
+	rm "$dir/out/results.tsv"
+	run -0 prima "$dir" "${pub[@]}" publish-check
+	# The whole grid at fewer repeats than declared (the table kept): refused.
+	run -2 --separate-stderr prima "$dir" "${pub[@]}" publish-check REPS=2 -o "$dir/out/results.tsv"
+	[[ $stderr == *"publish: $dir/out/results.tsv:2: fewer repeats than the 2 declared: not published"* ]]
+	run -0 prima "$dir" "${pub[@]}" publish-check
+	# A plot lost, or older than the table: refused.
+	rm "$dir/out/accuracy-surf.svg"
+	run -2 --separate-stderr prima "$dir" "${pub[@]}" publish
+	[[ $stderr == *"publish: $dir/out/accuracy-surf.svg: missing or empty: not published"* ]]
+	echo "<svg/>" > "$dir/out/accuracy-surf.svg"
+	touch -d '1 hour ago' "$dir/out/accuracy-surf.png"
+	run -2 --separate-stderr prima "$dir" "${pub[@]}" publish
+	[[ $stderr == *"publish: $dir/out/accuracy-surf.png: older than $dir/out/results.tsv: not published"* ]]
+	[ ! -e "$dir/results" ]
+}
+
+@test "make -C pipelines publish refuses a parameter set on the command line" {
+	run -2 --separate-stderr env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$TOP/pipelines" \
+		--no-print-directory publish TASKS=surf/amazon:dslr
+	[[ $stderr == *"publish: TASKS set on the command line: the snapshots are made at the parameters of params.mk"* ]]
+	refute_output --partial "make -C prima"
+}
+
 @test "an overspending configuration stops make at the ledger check" {
 	run -2 --separate-stderr prima "$BATS_TEST_TMPDIR" TGT_SHARE=1.5
 	[[ $stderr == *"rdp-account: dataset dslr: over budget: epsilon 3 > 2"* ]]
