@@ -20,3 +20,42 @@ CLEAN_TMP := find $(PIPE_DIR) -name '.*.privada-tmp.*' -type f -exec rm -f -- {}
 
 help: ## list this experiment's targets
 	@grep -hE '^[a-z%./-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+# Parameter stamps (issue 15).  A value overridden on the command line
+# (make EPOCHS=5) does not touch params.mk, so a dependency on params.mk
+# alone leaves the outputs of the old value in place.  Each experiment
+# therefore groups its parameters by the steps they reach:
+#
+#   $(call param_group,NAME,VARS)
+#
+# sets PARAMS_NAME to the stamp $(PARAM_DIR)/NAME, a file of VAR=value
+# lines, one per variable of VARS.  The stamp is remade (and every target
+# that lists $(PARAMS_NAME) as a prerequisite with it) only when one of
+# those values differs from the file's: make -n and make -q show what a
+# changed value rebuilds, write nothing, and report an unchanged
+# configuration as up to date.  $(call param_check) (after the groups)
+# stops make if a variable that params.mk sets is in no group and not in
+# PARAMS_IN_PATH (the parameters that name the outputs themselves, such as
+# the epsilons, the tasks or the repeats: changing them makes other files).
+PARAM_DIR = $(OUT)/params
+PARAMS_COVERED :=
+PARAMS_IN_PATH ?=
+param_text = $(strip $(foreach v,$(1),$(v)=$($(v)))).
+param_same = $(if $(subst $(1),,$(2))$(subst $(2),,$(1)),,same)
+param_q = '$(subst ','\'',$(1))'
+define param_group_rules
+PARAMS_$(1) := $(PARAM_DIR)/$(1)
+PARAMS_COVERED += $(2)
+$(if $(call param_same,$(call param_text,$(2)),$(strip $(file <$(PARAM_DIR)/$(1))).),,\
+$(PARAM_DIR)/$(1): FORCE
+	@mkdir -p $$(@D)
+	@printf '%s\n' $(foreach v,$(2),$(call param_q,$(v)=$($(v)))) > $$@)
+endef
+param_group = $(eval $(call param_group_rules,$(1),$(2)))
+PARAMS_FILE ?= params.mk
+PARAMS_DECLARED = $(shell sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)[[:space:]]*[:?+]*=.*/\1/p' $(PARAMS_FILE))
+param_check = $(if $(filter-out $(PARAMS_COVERED) $(PARAMS_IN_PATH),$(PARAMS_DECLARED)),\
+  $(error params.mk: in no parameter group (common.mk, param_group): $(filter-out $(PARAMS_COVERED) $(PARAMS_IN_PATH),$(PARAMS_DECLARED))))
+
+FORCE:
+.PHONY: FORCE

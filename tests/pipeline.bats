@@ -122,6 +122,120 @@ print(r.tag)' "$OUT/accuracy-surf.svg"
 	[ ! -e "$BATS_TEST_TMPDIR/out" ]
 }
 
+# steps ARGS...: the tools make -n would run on the built miniature with
+# ARGS, once each, then "+noadapt" if a no-adaptation model would be remade.
+steps() {
+	local n
+	n=$(prima "$BATS_FILE_TMPDIR" -n "$@")
+	echo "$(grep -o "$BIN/[a-z-]* " <<< "$n" | sed "s|^$BIN/||" | sort -u | xargs)" \
+		"$(grep -q -- "-o $OUT/model/noadapt-" <<< "$n" && echo +noadapt)"
+}
+
+# Issue 15, "stale results" (fails on d8f2bef / 11187aa: a value overridden
+# on the command line reached no prerequisite, make -n ran nothing and the
+# old table stayed).  Each parameter of params.mk remakes the steps it
+# reaches and the steps after them, and no others.
+@test "each overridden parameter remakes exactly the steps it reaches" {
+	run -0 steps
+	assert_output " "
+	ALL="coral-align covest dpsgd-train featurize predict psdshrink rdp-account"
+	COV="coral-align covest dpsgd-train predict psdshrink rdp-account"
+	run -0 steps CLIP_ROWS=0.5
+	assert_output "$ALL +noadapt"
+	for v in COV_CLIP=2 COV_MEAN=estimate SUBSPACES=random:4 PART_SEED=7 SELECT_K=50 \
+		TGT_SHARE=0.5 COV_SHARE=0.5; do
+		run -0 steps $v
+		assert_output "$COV " || { echo "$v"; return 1; }
+	done
+	for v in PSD=eigclip SHRINK_TARGET=identity; do
+		run -0 steps $v
+		assert_output "coral-align dpsgd-train predict psdshrink rdp-account " || { echo "$v"; return 1; }
+	done
+	for v in ALIGN=sa REG=1e-3 SA_DIM=5; do
+		run -0 steps $v
+		assert_output "coral-align dpsgd-train predict rdp-account " || { echo "$v"; return 1; }
+	done
+	run -0 steps DELTA=1e-6
+	assert_output "${ALL/featurize /} +noadapt"
+	for v in SGD_CLIP=2 BATCH=64 EPOCHS=3 LR=4 CLASSES_surf=12 ROWS_surf_amazon=900; do
+		run -0 steps $v
+		assert_output "dpsgd-train predict rdp-account +noadapt" || { echo "$v"; return 1; }
+	done
+	# Only the report names the domains and the number of repeats.
+	run -0 prima "$BATS_FILE_TMPDIR" -n SURF_DOMAINS="amazon dslr"
+	refute_output --partial "$BIN/"
+	assert_output --partial "intro.md"
+	# The grid parameters name new files: the old ones stay.
+	run -0 steps EPS="2 4"
+	assert_output "$COV +noadapt"
+	run -0 prima "$BATS_FILE_TMPDIR" -n EPS="2 4"
+	refute_output --partial -- "-o $OUT/model/noadapt-surf-amazon-2-r1.tns"
+	# Nothing was written: the built configuration is still up to date.
+	run -0 steps
+	assert_output " "
+}
+
+# The stamp follows the last configuration made: back to the defaults,
+# the steps of the changed parameter are made again.
+@test "a parameter changed and changed back remakes its steps each time" {
+	local dir=$BATS_TEST_TMPDIR
+	cp -a "$OUT" "$dir/out"
+	run -0 prima "$dir" EPOCHS=3
+	assert_output --partial "$BIN/dpsgd-train "
+	refute_output --partial "$BIN/covest "
+	grep -qx 'EPOCHS=3' "$dir/out/params/sgd"
+	run -0 prima "$dir" EPOCHS=3
+	refute_output --partial "$BIN/dpsgd-train "
+	run -0 prima "$dir"
+	assert_output --partial "$BIN/dpsgd-train "
+	grep -qx 'EPOCHS=2' "$dir/out/params/sgd"
+}
+
+# Issue 15, publish (fails on d8f2bef / 11187aa: publish copied whatever
+# out/ held, a partial table or a stale plot, and took any override).
+# publish-check makes every file it publishes, then refuses a table with
+# fewer rows (or repeats) than the parameters declare, and a missing or
+# stale plot.  (Two surf domains and one coral-check trial: the miniature.)
+@test "publish remakes what it copies and refuses an incomplete grid or a stale plot" {
+	local dir=$BATS_TEST_TMPDIR
+	cp -a "$OUT" "$dir/out"
+	pub=(SURF_DOMAINS="amazon dslr" CC_TRIALS=1 PUBLISH_DIR="$dir/results")
+	rm "$dir/out/results.md"
+	run -0 prima "$dir" "${pub[@]}" publish
+	for f in results.md results.tsv accuracy-surf.png accuracy-surf.svg coral-check.md; do
+		cmp "$dir/results/$f" "$(find "$dir/out" -name "$f")"
+	done
+	[ ! -e "$dir/results/accuracy-amz.svg" ]
+	rm -r "$dir/results"
+	# A row lost: refused, nothing copied.
+	sed -i '$d' "$dir/out/results.tsv"
+	run -2 --separate-stderr prima "$dir" "${pub[@]}" publish
+	[[ $stderr == *"publish: $dir/out/results.tsv: 3 rows, the parameters declare 4: not published"* ]]
+	[ ! -e "$dir/results" ]
+	rm "$dir/out/results.tsv"
+	run -0 prima "$dir" "${pub[@]}" publish-check
+	# The whole grid at fewer repeats than declared (the table kept): refused.
+	run -2 --separate-stderr prima "$dir" "${pub[@]}" publish-check REPS=2 -o "$dir/out/results.tsv"
+	[[ $stderr == *"publish: $dir/out/results.tsv:2: fewer repeats than the 2 declared: not published"* ]]
+	run -0 prima "$dir" "${pub[@]}" publish-check
+	# A plot lost, or older than the table: refused.
+	rm "$dir/out/accuracy-surf.svg"
+	run -2 --separate-stderr prima "$dir" "${pub[@]}" publish
+	[[ $stderr == *"publish: $dir/out/accuracy-surf.svg: missing or empty: not published"* ]]
+	echo "<svg/>" > "$dir/out/accuracy-surf.svg"
+	touch -d '1 hour ago' "$dir/out/accuracy-surf.png"
+	run -2 --separate-stderr prima "$dir" "${pub[@]}" publish
+	[[ $stderr == *"publish: $dir/out/accuracy-surf.png: older than $dir/out/results.tsv: not published"* ]]
+	[ ! -e "$dir/results" ]
+}
+
+@test "make -C pipelines publish refuses a parameter set on the command line" {
+	run -2 --separate-stderr env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$TOP/pipelines" \
+		--no-print-directory publish TASKS=surf/amazon:dslr
+	[[ $stderr == *"publish: TASKS set on the command line: the snapshots are made at the parameters of params.mk"* ]]
+	refute_output --partial "make -C prima"
+}
+
 @test "an overspending configuration stops make at the ledger check" {
 	run -2 --separate-stderr prima "$BATS_TEST_TMPDIR" TGT_SHARE=1.5
 	[[ $stderr == *"rdp-account: dataset dslr: over budget: epsilon 3 > 2"* ]]

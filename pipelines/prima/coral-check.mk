@@ -15,6 +15,9 @@ CC_PER := 20
 CC_GRID := 1e-1 1 10
 CC := $(OUT)/coral-check
 CC_TASKS := $(foreach s,$(SURF_DOMAINS),$(foreach t,$(filter-out $(s),$(SURF_DOMAINS)),$(s)-$(t)))
+# Parameter stamps (common.mk): the trials' options, and the grid.
+$(call param_group,cc,CC_PER CC_GRID)
+$(call param_group,cc_grid,SURF_DOMAINS CC_TRIALS)
 CC_ROWS := $(foreach t,$(CC_TASKS),$(foreach i,0 $(shell seq 1 $(CC_TRIALS)),$(CC)/$(t)-t$(i).tsv))
 
 coral-check: $(CC)/coral-check.md ## non-private CORAL under the CORAL paper's protocol
@@ -28,14 +31,14 @@ $(CC)/%.ct.tns: $(CC)/%.tns $(B)/covest
 	$(B)/covest -q --sigma 0 --clip 1e6 --mean released --subspaces none -o $@ $<
 
 define cc_rules
-$(CC)/$(1)-$(2)-t%.tsv: $(CC)/$(1).csv $(CC)/$(2).tns $(CC)/$(2).ct.tns coral-check.sh sample.awk $(B)/dpsgd-train $(B)/coral-align
+$(CC)/$(1)-$(2)-t%.tsv: $(CC)/$(1).csv $(CC)/$(2).tns $(CC)/$(2).ct.tns coral-check.sh sample.awk $(B)/dpsgd-train $(B)/coral-align $(PARAMS_cc)
 	./coral-check.sh $(B) $$< $(1) $(CC)/$(2).tns $(CC)/$(2).ct.tns $$* \
 	    $$(if $$(filter 0,$$*),0,$(CC_PER)) '$(CC_GRID)' | sed 's/^/$(1)->$(2)\t/' > $$@
 endef
 $(foreach t,$(CC_TASKS),$(eval $(call cc_rules,$(word 1,$(subst -, ,$(t))),$(word 2,$(subst -, ,$(t))))))
 
-$(CC)/trials.tsv: $(CC_ROWS)
-	cat $^ > $@
+$(CC)/trials.tsv: $(CC_ROWS) $(PARAMS_cc_grid)
+	cat $(CC_ROWS) > $@
 
 $(CC)/coral-check.md: cc-report.awk $(CC)/trials.tsv $(OUT)/published.tsv
 	awk -v trials=$(CC_TRIALS) -v per=$(CC_PER) -v grid='$(CC_GRID)' -v refs=$(OUT)/published.tsv \

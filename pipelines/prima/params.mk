@@ -1,5 +1,6 @@
-# Parameters of the PRIMA experiment (pipelines/prima/Makefile).  Every
-# output depends on this file; any of these can be overridden on the make
+# Parameters of the PRIMA experiment (pipelines/prima/Makefile).  Each
+# step depends on the stamp of the parameters it uses (out/params/, common.mk
+# param_group); any of these can be overridden on the make
 # command line (tests/pipeline.bats runs one task, one epsilon, one repeat;
 # `make run` one task at epsilon 2).
 
