@@ -95,7 +95,7 @@ param() {
 }
 
 @test "the output is a model of the inputs' architecture that predict takes" {
-	run -0 kde-publish -q -e 1 --bandwidth 0.05 -o pub.tns p?.tns
+	run -0 kde-publish -q -e 1 -d 1e-5 --bandwidth 0.05 -o pub.tns p?.tns
 	[ "$(meta pub.tns model.arch)" = logreg:2-2 ]
 	run -0 tns info pub.tns
 	[[ $output == *model/fc1/W*"(2, 2)"* ]]
@@ -108,7 +108,7 @@ param() {
 }
 
 @test "disjoint partitions: a per-record guarantee, the aggregate mark dropped" {
-	run -0 --separate-stderr kde-publish -e 0.5 --bandwidth 0.05 -o pub.tns p?.tns
+	run -0 --separate-stderr kde-publish -e 0.5 -d 1e-5 --bandwidth 0.05 -o pub.tns p?.tns
 	[[ $stderr == *"guarantee per record of toy"* ]]
 	[[ $stderr == *"eps_j = 0.5"* ]]
 	[[ $stderr == *"basic composition eps = 3"* ]]
@@ -122,14 +122,14 @@ param() {
 }
 
 @test "no partition ids: per model only, the aggregate mark stays" {
-	run -0 --separate-stderr kde-publish -e 0.5 --bandwidth 0.05 -o pub.tns n?.tns
+	run -0 --separate-stderr kde-publish -e 0.5 -d 1e-5 --bandwidth 0.05 -o pub.tns n?.tns
 	[[ $stderr == *"per model, not per record"* ]]
 	[ "$(meta pub.tns kde.guarantee)" = model ]
 	[ "$(meta pub.tns dp.raw.toy)" = aggregate ]
 	run rdp-account ledger --delta 1e-5 pub.tns
 	[[ $output == *"NOT private: derived from the raw records"* ]]
 	# two models of the same part: not disjoint
-	run -0 --separate-stderr kde-publish -e 0.5 --bandwidth 0.05 -o pub.tns p0.tns p0.tns p1.tns
+	run -0 --separate-stderr kde-publish -e 0.5 -d 1e-5 --bandwidth 0.05 -o pub.tns p0.tns p0.tns p1.tns
 	[[ $stderr == *"same part 0/8"* ]]
 	[ "$(meta pub.tns kde.guarantee)" = model ]
 }
@@ -192,7 +192,7 @@ EOF
 @test "the sampling distribution is the exact exponential mechanism (chi-square)" {
 	$PY -c 'import scipy' || skip "python3-scipy missing (make deps)"
 	# 30000 releases of the 8-model collection, seeded (reproducible)
-	run -0 kde-publish -q -S 5 --audit-repeat 30000 -e 3 --bandwidth 0.08 \
+	run -0 kde-publish -q -S 5 --audit-repeat 30000 -e 3 -d 1e-5 --bandwidth 0.08 \
 		--grid-points 41 -o rep.tns p?.tns
 	tns to-csv --tensor audit rep.tns > rep.csv
 	for m in 0 1 2 3 4 5 6 7; do
@@ -243,9 +243,9 @@ EOF
 @test "an audit of neighbouring collections (one model removed) stays within eps" {
 	# D: five models at -0.8 and one at 0.5; D': the five.  Projection: the
 	# first parameter published within 0.1 of 0.5.
-	run -0 kde-publish -q -S 21 --audit-repeat 200000 -e 1 --bandwidth 0.05 \
+	run -0 kde-publish -q -S 21 --audit-repeat 200000 -e 1 -d 1e-5 --bandwidth 0.05 \
 		--grid-points 41 --threads 2 -o d.tns a0.tns a1.tns a2.tns a3.tns a4.tns a5.tns
-	run -0 kde-publish -q -S 22 --audit-repeat 200000 -e 1 --bandwidth 0.05 \
+	run -0 kde-publish -q -S 22 --audit-repeat 200000 -e 1 -d 1e-5 --bandwidth 0.05 \
 		--grid-points 41 --threads 2 -o d2.tns a0.tns a1.tns a2.tns a3.tns a4.tns
 	[ "$(param d.tns param.audit_releases)" = 200000 ]
 	[ "$(meta d.tns dp.audit)" = 200000 ]
@@ -257,19 +257,19 @@ EOF
 }
 
 @test "silverman and scott: data-dependent, charged at the floor, with a warning" {
-	run -0 --separate-stderr kde-publish -e 1 --bw-min 0.02 -o pub.tns p?.tns
+	run -0 --separate-stderr kde-publish -e 1 -d 1e-5 --bw-min 0.02 -o pub.tns p?.tns
 	[[ $stderr == *"depends on the data"* ]]
 	s=$(param pub.tns param.utility_sensitivity)
 	# p(b_min) = erf(W / (2 sqrt 2 b_min)), W the float window (0.01 up to
 	# float rounding of its ends)
 	run -0 $PY -c "import math, sys; p = math.erf(0.01 / (2 * math.sqrt(2) * 0.02)); sys.exit(not (p <= $s <= p * (1 + 1e-5)))"
 	[ "$(meta pub.tns kde.bandwidth)" = silverman ]
-	run -0 kde-publish -q -e 1 --bandwidth scott -o pub.tns p?.tns
+	run -0 kde-publish -q -e 1 -d 1e-5 --bandwidth scott -o pub.tns p?.tns
 	[ "$(meta pub.tns kde.bandwidth)" = scott ]
 }
 
 @test "DP-PGP: grouped offsets are charged on top of every parameter's draw" {
-	run -0 --separate-stderr kde-publish -e 0.5 --bandwidth 0.05 --group 0.5 --k 2 \
+	run -0 --separate-stderr kde-publish -e 0.5 -d 1e-5 --bandwidth 0.05 --group 0.5 --k 2 \
 		--group-eps 0.25 -o pub.tns p?.tns
 	[[ $stderr == *"plus grouped offsets"* ]]
 	[ "$(param pub.tns param.grouped_parameters)" = 3 ]
@@ -281,7 +281,7 @@ EOF
 }
 
 @test "the quality loop: a public test set, every possible attempt charged" {
-	run -0 --separate-stderr kde-publish -e 2 --bandwidth 0.05 --public-test test.tns \
+	run -0 --separate-stderr kde-publish -e 2 -d 1e-5 --bandwidth 0.05 --public-test test.tns \
 		--threshold 1.0 --max-retries 2 -o pub.tns p?.tns
 	[ "$(meta pub.tns kde.attempts)" = 3 ]
 	[ "$(param pub.tns param.attempts_charged)" = 3 ]
@@ -289,45 +289,45 @@ EOF
 	[[ $stderr == *"attempt 3: public test accuracy"* ]]
 	[ -n "$(meta pub.tns kde.test_accuracy)" ]
 	# an easy threshold stops at the first attempt, still charged 3
-	run -0 kde-publish -q -e 2 --bandwidth 0.05 --public-test test.tns \
+	run -0 kde-publish -q -e 2 -d 1e-5 --bandwidth 0.05 --public-test test.tns \
 		--threshold 0 --max-retries 2 -o pub.tns p?.tns
 	[ "$(meta pub.tns kde.attempts)" = 1 ]
 	[ "$(param pub.tns param.attempts_charged)" = 3 ]
 	# a test set of the protected dataset is refused
-	run -65 kde-publish -q -e 2 --bandwidth 0.05 --public-test priv.tns \
+	run -65 kde-publish -q -e 2 -d 1e-5 --bandwidth 0.05 --public-test priv.tns \
 		--threshold 0.5 --max-retries 2 -o pub.tns p?.tns
 	[[ $output == *"protected dataset toy"* ]]
 }
 
 @test "seeded runs repeat and say NOT private; threads do not change them" {
-	run -0 --separate-stderr kde-publish -S 9 -e 1 --bandwidth 0.05 --threads 1 -o s1.tns p?.tns
+	run -0 --separate-stderr kde-publish -S 9 -e 1 -d 1e-5 --bandwidth 0.05 --threads 1 -o s1.tns p?.tns
 	[[ $stderr == *"NOT private"* ]]
-	run -0 kde-publish -q -S 9 -e 1 --bandwidth 0.05 --threads 3 -o s2.tns p?.tns
+	run -0 kde-publish -q -S 9 -e 1 -d 1e-5 --bandwidth 0.05 --threads 3 -o s2.tns p?.tns
 	[ "$(tns to-csv --tensor model/fc1/W s1.tns)" = "$(tns to-csv --tensor model/fc1/W s2.tns)" ]
 	[ "$(param s1.tns seeded)" = true ]
 }
 
 @test "errors: mismatched architectures, M < 2, bad options, non-finite parameters" {
-	run -65 kde-publish -q -e 1 p0.tns bad.tns
+	run -65 kde-publish -q -e 1 -d 1e-5 p0.tns bad.tns
 	[[ $output == *"architecture logreg:3-2"*"logreg:2-2"* ]]
-	run -64 kde-publish -q -e 1 p0.tns
+	run -64 kde-publish -q -e 1 -d 1e-5 p0.tns
 	[[ $output == *"at least two models"* ]]
 	run -64 kde-publish -q p0.tns p1.tns
 	[[ $output == *"-e is required"* ]]
-	run -64 kde-publish -q -e 1 --bandwidth wide p0.tns p1.tns
+	run -64 kde-publish -q -e 1 -d 1e-5 --bandwidth wide p0.tns p1.tns
 	[[ $output == *"invalid --bandwidth 'wide'"* ]]
-	run -64 kde-publish -q -e 1 --grid 0.1 --grid-points 5 p0.tns p1.tns
+	run -64 kde-publish -q -e 1 -d 1e-5 --grid 0.1 --grid-points 5 p0.tns p1.tns
 	[[ $output == *"do not go together"* ]]
-	run -64 kde-publish -q -e 1 --group 0.2 p0.tns p1.tns
+	run -64 kde-publish -q -e 1 -d 1e-5 --group 0.2 p0.tns p1.tns
 	[[ $output == *"--group RATIO and --k K go together"* ]]
-	run -64 kde-publish -q -e 1 --threshold 0.5 p0.tns p1.tns
+	run -64 kde-publish -q -e 1 -d 1e-5 --threshold 0.5 p0.tns p1.tns
 	[[ $output == *"declared public"* ]]
-	run -64 kde-publish -q -e 1 --bandwidth 0.05 --bw-min 0.1 p0.tns p1.tns
-	run -64 kde-publish -q -e -1 p0.tns p1.tns
-	run -65 kde-publish -q -e 1 p0.tns nan.tns
+	run -64 kde-publish -q -e 1 -d 1e-5 --bandwidth 0.05 --bw-min 0.1 p0.tns p1.tns
+	run -64 kde-publish -q -e -1 -d 1e-5 p0.tns p1.tns
+	run -65 kde-publish -q -e 1 -d 1e-5 p0.tns nan.tns
 	[[ $output == *"not finite"* ]]
-	run -66 kde-publish -q -e 1 p0.tns missing.tns
+	run -66 kde-publish -q -e 1 -d 1e-5 p0.tns missing.tns
 	[ ! -e out.tns ]
-	run -65 kde-publish -q -e 1 -o out.tns p0.tns bad.tns
+	run -65 kde-publish -q -e 1 -d 1e-5 -o out.tns p0.tns bad.tns
 	[ ! -e out.tns ]
 }

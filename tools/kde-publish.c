@@ -53,7 +53,7 @@ usage(int status)
 {
 	FILE *fp = status ? stderr : stdout;
 
-	fputs("usage: kde-publish [-fqV] [-o file] [-S seed] -e eps [-d delta]\n"
+	fputs("usage: kde-publish [-fqV] [-o file] [-S seed] -e eps -d delta\n"
 	    "                   [--audit-repeat n] [--bandwidth rule] "
 	    "[--bw-min b]\n"
 	    "                   [--dataset name] [--grid step | --grid-points "
@@ -67,9 +67,9 @@ usage(int status)
 	    "                   model ...\n", fp);
 	if (status == 0)
 		fputs("\n"
-		    "  -d DELTA               delta of the (eps, delta) total "
-		    "printed (default 1e-5)\n"
-		    "  -e EPS                 epsilon of each parameter's "
+		    "  -d, --delta DELTA      delta of the (eps, delta) total "
+		    "printed (required)\n"
+		    "  -e, --epsilon EPS      epsilon of each parameter's "
 		    "exponential mechanism\n"
 		    "                         (the paper's epsilon_j; the total "
 		    "composes all of them)\n"
@@ -147,6 +147,9 @@ check_options(struct opts *o)
 	if (!(o->p.eps > 0))
 		cli_usage_error("-e is required: the epsilon of each "
 		    "parameter's exponential mechanism");
+	if (!(o->p.delta > 0))
+		cli_usage_error("-d is required: the delta of the (epsilon, "
+		    "delta) total (privacy parameters have no defaults)");
 	if (o->has_grid && o->has_points)
 		cli_usage_error("--grid and --grid-points do not go together");
 	if (o->has_grid) {
@@ -364,6 +367,8 @@ main(int argc, char **argv)
 		{ "bandwidth", required_argument, NULL, OPT_BANDWIDTH },
 		{ "bw-min", required_argument, NULL, OPT_BW_MIN },
 		{ "dataset", required_argument, NULL, OPTS_DATASET },
+		{ "delta", required_argument, NULL, 'd' },
+		{ "epsilon", required_argument, NULL, 'e' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "grid", required_argument, NULL, OPT_GRID },
 		{ "grid-points", required_argument, NULL, OPT_GRID_POINTS },
@@ -386,7 +391,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct opts o = { .c = { .epsilon_max = DPPG_EPS_MAX },
-	    .p.bw = DPPG_BW_SILVERMAN, .p.delta = 1e-5, .p.range = 1, .p.points = 201, .p.iters = 10 };
+	    .p.bw = DPPG_BW_SILVERMAN, .p.range = 1, .p.points = 201, .p.iters = 10 };
 	struct nn_model *models, outm = { 0 };
 	struct ts_meta meta = { 0 }, prov = { 0 }, in = { 0 }, tmeta = { 0 };
 	struct dppg_part *parts;

@@ -42,13 +42,15 @@ usage(int status)
 {
 	FILE *fp = status ? stderr : stdout;
 
-	fputs("usage: mia-eval [-hqV] [-o file] [--attack kind] --members file"
+	fputs("usage: mia-eval [-fhqV] [-o file] [--attack kind] --members file"
 	    "\n"
 	    "                --model file --nonmembers file "
 	    "[--report-format format]\n"
 	    "                [--scores file] [--shadow spec]\n", fp);
 	if (status == 0)
 		fputs("\n"
+		    "  -f, --force            accepted: the report is text, "
+		    "written to a terminal too\n"
 		    "  -h, --help             show this help\n"
 		    "  -o, --output FILE      write the report to FILE (through a "
 		    "temporary file)\n"
@@ -244,6 +246,7 @@ main(int argc, char **argv)
 	static const char *const formats[] = { "text", "tsv", NULL };
 	static const struct option longopts[] = {
 		{ "attack", required_argument, NULL, OPT_ATTACK },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "members", required_argument, NULL, OPT_MEMBERS },
 		{ "model", required_argument, NULL, OPT_MODEL },
@@ -269,7 +272,7 @@ main(int argc, char **argv)
 	int ch, rc;
 
 	cli_init(argv[0], argc, argv);
-	while ((ch = getopt_long(argc, argv, "ho:qV", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "fho:qV", longopts, NULL)) != -1) {
 		if (opts_common(&o.c, ch, optarg, usage))
 			continue;
 		switch (ch) {

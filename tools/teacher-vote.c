@@ -42,7 +42,7 @@ usage(int status)
 {
 	FILE *fp = status ? stderr : stdout;
 
-	fputs("usage: teacher-vote [-fqV] [-o file] [-S seed] --classes k\n"
+	fputs("usage: teacher-vote [-fqVv] [-o file] [-S seed] --classes k\n"
 	    "                    [--audit-repeat n] [--data-dependent] "
 	    "[--dataset name]\n"
 	    "                    [--gamma g] [--level level] "
@@ -62,6 +62,8 @@ usage(int status)
 		    "  -S, --seed N           reproducible noise: the output is "
 		    "NOT private\n"
 		    "  -V, --version          show the version\n"
+		    "  -v, --verbose          a summary of the answers on "
+		    "stderr\n"
 		    "      --audit-repeat N   N independent releases (tests "
 		    "only)\n"
 		    "      --classes K        number of classes (required)\n"
@@ -492,6 +494,7 @@ main(int argc, char **argv)
 		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
 		{ "unsafe-test-half-noise", no_argument, NULL, OPT_UNSAFE },
 		{ "unsafe-test-reveal-ss", no_argument, NULL, OPT_REVEAL },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -515,7 +518,7 @@ main(int argc, char **argv)
 	FILE *ofp;
 
 	cli_init(argv[0], argc, argv);
-	while ((ch = getopt_long(argc, argv, "fho:qS:V", longopts, NULL)) !=
+	while ((ch = getopt_long(argc, argv, "fho:qS:Vv", longopts, NULL)) !=
 	    -1) {
 		if (opts_common(&o.c, ch, optarg, usage))
 			continue;
@@ -679,6 +682,16 @@ main(int argc, char **argv)
 		if ((rc = pate_run(pt, rng, &v, y, ans, &dd)) != 0)
 			run_die(rc);
 		write_release(w, &v, y, ans, "");
+		if (o.c.verbose) {
+			size_t na = 0;
+
+			for (size_t i = 0; i < v.q; i++)
+				na += ans[i] != 0;
+			fprintf(stderr, "%s: %s: %" PRIu64 " teachers, %zu "
+			    "classes, %zu of %zu queries answered\n",
+			    cli_prog(), mech_names[o.p.mech], v.n, v.k, na,
+			    v.q);
+		}
 	} else {
 		for (uint64_t i = 0; i < o.p.audit; i++) {
 			struct rng *ri = dpcli_rng_audit(o.c.seed, WORK_ITEM,

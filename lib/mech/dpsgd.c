@@ -774,6 +774,11 @@ train(struct dpsgd *t, struct rng *r, uint64_t run, uint64_t runs)
 
 	total = t->steps;
 	nepochs = (total + t->steps_per_epoch - 1) / t->steps_per_epoch;
+	/* Under DP the steps are round(epochs / q) and an epoch round(1 / q)
+	 * steps: the few steps left over belong to the last epoch asked for,
+	 * not to one more (--epochs 3 said "epoch 4/4"). */
+	if (o->has_epochs && o->epochs >= 1 && ceil(o->epochs) < (double)nepochs)
+		nepochs = (uint64_t)ceil(o->epochs);
 	oc.total = total ? total : 1;
 	if (oc.sched == OPTIM_STEP) {
 		double e = ceil(o->sched_epochs * (double)t->steps_per_epoch);
@@ -790,7 +795,7 @@ train(struct dpsgd *t, struct rng *r, uint64_t run, uint64_t runs)
 		uint64_t end = s + t->steps_per_epoch;
 		double eseen = seen;
 
-		if (end > total)
+		if (end > total || epoch + 1 == nepochs)
 			end = total;
 		for (loss = 0; s < end; s++) {
 			double l;
