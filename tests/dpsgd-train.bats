@@ -725,3 +725,25 @@ PY
 	run -0 $PY -c 'from load import load; T, S, E = load("tv.tns"); print(E["tv_epsilon"], float(E["tv"]) > 0)'
 	[ "$output" = "32 True" ]
 }
+
+# ---- progress (issue 15) ----
+# Fail on the code before issue 15: the steps had no rate, no ETA, no loss.
+
+@test "dpsgd-train --no-dp shows the steps with a rate, an ETA and the loss on a terminal" {
+	run -0 on_tty dpsgd-train --no-dp --epochs 2 --batch 8 --classes 3 -S 7 -o m.tns blobs.tns
+	[[ $output == *"dpsgd-train: steps "*"/s ETA "*" loss "* ]]
+	[[ $output == *"(100%) "*"/s ETA 0:00 loss "* ]]
+}
+
+@test "dpsgd-train under DP shows a rate and an ETA but never the loss" {
+	run -0 on_tty dpsgd-train --sigma 1 --epochs 2 --batch 8 --classes 3 --public-records 60 -S 7 -o m.tns blobs.tns
+	[[ $output == *"dpsgd-train: steps "*"(100%) "*"/s ETA 0:00"* ]]
+	[[ $output != *"loss"* ]]
+}
+
+@test "dpsgd-train shows no progress with -q or when stderr is not a terminal" {
+	run -0 on_tty dpsgd-train -q --no-dp --epochs 2 --batch 8 --classes 3 -S 7 -o m.tns blobs.tns
+	[[ $output != *"steps "* ]]
+	run -0 --separate-stderr dpsgd-train --no-dp --epochs 2 --batch 8 --classes 3 -S 7 -o m.tns blobs.tns
+	[[ $stderr != *"steps "* ]]
+}

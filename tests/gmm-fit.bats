@@ -742,3 +742,32 @@ EOF
 	refute_output
 	[ "$stderr" = "gmm-fit: bad.tns: --model: gmm.label_names is malformed: not a JSON array of strings" ]
 }
+
+# ---- progress (issue 15) ----
+# Fail on the code before issue 15: gmm-fit showed no progress at all.
+
+@test "gmm-fit shows EM progress on a terminal, with a rate, an ETA and the log-likelihood" {
+	run -0 on_tty gmm-fit --sigma 0 --by-label -k 2 --iters 30 -S 1 -o m.tns mix.tns
+	[[ $output == *"gmm-fit: class 0: EM iterations 30/30 (100%) "*"/s ETA 0:00 log-likelihood "* ]]
+	[[ $output == *"class 2: EM iterations"* ]]
+}
+
+@test "gmm-fit shows the progress of every --restarts start" {
+	run -0 on_tty gmm-fit --sigma 0 -k 2 --restarts 2 -S 1 -o m.tns small.tns
+	[[ $output == *"class 0: start 1/2: EM iterations "* ]]
+	[[ $output == *"class 0: start 2/2: EM iterations "* ]]
+}
+
+@test "gmm-fit shows DP-EM progress with a rate and an ETA but no statistic" {
+	run -0 on_tty gmm-fit -k 2 --iters 10 --clip 20 -e 1 -d 1e-5 -S 1 -o m.tns mix.tns
+	[[ $output == *"gmm-fit: DP-EM iterations 10/10 (100%) "*"/s ETA 0:00"* ]]
+	[[ $output != *"log-likelihood"* ]]
+	[[ $output != *"loss"* ]]
+}
+
+@test "gmm-fit shows no progress with -q or when stderr is not a terminal" {
+	run -0 on_tty gmm-fit -q --sigma 0 -k 2 --iters 30 -S 1 -o m.tns mix.tns
+	[[ $output != *"EM iterations"* ]]
+	run -0 --separate-stderr gmm-fit --sigma 0 -k 2 --iters 30 -S 1 -o m.tns mix.tns
+	[[ $stderr != *"EM iterations"* ]]
+}

@@ -60,3 +60,10 @@ if a[1] != b[1]:
     sys.exit("tensor data differ")
 PYEOF
 }
+
+# Run "$@" with stdin, stdout and stderr on a pseudo-terminal (script(1)):
+# prints what the terminal received, carriage returns and escapes included,
+# and returns the command's status.
+on_tty() {
+	script -qec "$(printf '%q ' "$@")" /dev/null < /dev/null
+}

@@ -203,13 +203,15 @@ parse_schedule(struct opts *o, const char *arg)
 /* ---- the trainer ---- */
 
 static void
-on_progress(void *ctx, const char *what, uint64_t done, uint64_t total)
+on_progress(void *ctx, const char *what, uint64_t done, uint64_t total,
+    double loss)
 {
 	(void)ctx;
+	/* loss is NaN unless the run is not private (--no-dp). */
 	if (what == NULL)
 		cli_progress_done();
 	else
-		cli_progress(what, done, total);
+		cli_progress_stat(what, done, total, "loss", loss);
 }
 
 static void

@@ -130,10 +130,11 @@ now(void)
 
 static void
 progress(const struct dpsgd_params *o, const char *what, uint64_t done,
-    uint64_t total)
+    uint64_t total, double loss)
 {
 	if (o->progress != NULL)
-		o->progress(o->ctx, what, done, total);
+		o->progress(o->ctx, what, done, total,
+		    o->mode == DPSGD_NODP ? loss : NAN);
 }
 
 /* ---- training ---- */
@@ -792,7 +793,7 @@ train(struct dpsgd *t, struct rng *r, uint64_t run, uint64_t runs)
 	for (size_t i = 0; i < t->nst; i++)
 		t->st[i].pos = 0;
 	for (uint64_t s = 0, epoch = 0; s < total;) {
-		uint64_t end = s + t->steps_per_epoch;
+		uint64_t end = s + t->steps_per_epoch, es = s;
 		double eseen = seen;
 
 		if (end > total || epoch + 1 == nepochs)
@@ -809,7 +810,8 @@ train(struct dpsgd *t, struct rng *r, uint64_t run, uint64_t runs)
 				goto out;
 			loss += l;
 			if (runs == 1)
-				progress(o, "steps", s + 1, total);
+				progress(o, "steps", s + 1, total, loss /
+				    (double)(s + 1 - es));
 		}
 		epoch++;
 		if (runs == 1 && end_epoch(t, epoch, nepochs, loss,
@@ -817,9 +819,9 @@ train(struct dpsgd *t, struct rng *r, uint64_t run, uint64_t runs)
 			break;
 	}
 	if (runs > 1)
-		progress(o, "trainings", run + 1, runs);
+		progress(o, "trainings", run + 1, runs, NAN);
 	else
-		progress(o, NULL, 0, 0);
+		progress(o, NULL, 0, 0, NAN);
 	if (t->va != NULL && t->best_epoch > 0)
 		memcpy(t->m->param, t->best, t->np * sizeof *t->best);
 out:
@@ -1415,7 +1417,7 @@ dpsgd_train(struct dpsgd *t, struct rng *rng, float *all)
 			rng_free(ni[j]);
 	}
 	if (rc == 0 && o->audit)
-		progress(o, NULL, 0, 0);
+		progress(o, NULL, 0, 0, NAN);
 	for (size_t i = 0; i < t->nst; i++) {
 		if (t->st[i].noise != NULL) {
 			t->st[i].tv = nn_noise_tv(t->st[i].noise);

@@ -120,9 +120,11 @@ struct dpsgd_params {
 					 * private), else from the system */
 	uint64_t seed;
 	/* Progress: done of total units of what ("steps", "trainings");
-	 * what NULL when the display is to be cleared.  May be NULL. */
+	 * what NULL when the display is to be cleared.  loss: the mean
+	 * training loss of the epoch so far, only under DPSGD_NODP (a loss
+	 * of private rows is not released), else NaN.  May be NULL. */
 	void (*progress)(void *ctx, const char *what, uint64_t done,
-	    uint64_t total);
+	    uint64_t total, double loss);
 	/* A line reporting an epoch (a single training only).  May be NULL. */
 	void (*report)(void *ctx, const char *line);
 	void *ctx;

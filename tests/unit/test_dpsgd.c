@@ -421,9 +421,11 @@ test_clip(void)
 static int progress_calls, report_calls;
 
 static void
-count_progress(void *ctx, const char *what, uint64_t done, uint64_t total)
+count_progress(void *ctx, const char *what, uint64_t done, uint64_t total,
+    double loss)
 {
 	(void)ctx;
+	(void)loss;
 	(void)done;
 	(void)total;
 	if (what != NULL)

@@ -754,27 +754,89 @@ cli_prov_input(struct ts_meta *m, int idx, const char *label, uint64_t digest,
 		cli_die(EX_OSERR, "out of memory");
 }
 
+/* The measurement of the current what: its start (time, units done). */
+static char progress_what[128];
+static struct timespec progress_t0;
+static uint64_t progress_d0, progress_last;
+
+static double
+ts_diff(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(a->tv_sec - b->tv_sec) +
+	    (double)(a->tv_nsec - b->tv_nsec) * 1e-9;
+}
+
+/* "1:05", "1:02:03", or "?" beyond 99 hours. */
+static void
+fmt_hms(char *buf, size_t len, double s)
+{
+	unsigned long t;
+
+	if (!(s >= 0) || s > 99 * 3600.0) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	t = (unsigned long)(s + 0.5);
+	if (t >= 3600)
+		snprintf(buf, len, "%lu:%02lu:%02lu", t / 3600, t / 60 % 60,
+		    t % 60);
+	else
+		snprintf(buf, len, "%lu:%02lu", t / 60, t % 60);
+}
+
 void
-cli_progress(const char *what, uint64_t done, uint64_t total)
+cli_progress_stat(const char *what, uint64_t done, uint64_t total,
+    const char *name, double value)
 {
 	static struct timespec last;
 	struct timespec now;
+	char rate[64] = "", eta[64] = "", stat[96] = "", hms[32];
+	double dt, r;
+	int fresh = 0;
 
 	if (quiet || !isatty(STDERR_FILENO))
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (progress_shown && (now.tv_sec - last.tv_sec) * 1000000000L +
-	    (now.tv_nsec - last.tv_nsec) < 250000000L)
+
+	if (strncmp(what, progress_what, sizeof progress_what - 1) != 0 ||
+	    done < progress_last) {
+		snprintf(progress_what, sizeof progress_what, "%s", what);
+		progress_t0 = now;
+		progress_d0 = done;
+		fresh = 1;
+	}
+	progress_last = done;
+	/* A new what and the last unit are always shown. */
+	if (progress_shown && !fresh && ts_diff(&now, &last) < 0.25 &&
+	    (total == 0 || done != total))
 		return;
 	last = now;
+	dt = ts_diff(&now, &progress_t0);
+	if (done > progress_d0 && dt > 0) {
+		r = (double)(done - progress_d0) / dt;
+		snprintf(rate, sizeof rate, r >= 100 ? " %.0f/s" : " %.3g/s",
+		    r);
+		if (total >= done) {
+			fmt_hms(hms, sizeof hms, (double)(total - done) / r);
+			snprintf(eta, sizeof eta, " ETA %s", hms);
+		}
+	}
+	if (name != NULL && !isnan(value))
+		snprintf(stat, sizeof stat, " %s %.4g", name, value);
 	if (total)
-		fprintf(stderr, "\r%s: %s %llu/%llu (%.0f%%)\033[K", prog, what,
-		    (unsigned long long)done, (unsigned long long)total,
-		    100.0 * (double)done / (double)total);
+		fprintf(stderr, "\r%s: %s %llu/%llu (%.0f%%)%s%s%s\033[K", prog,
+		    what, (unsigned long long)done, (unsigned long long)total,
+		    100.0 * (double)done / (double)total, rate, eta, stat);
 	else
-		fprintf(stderr, "\r%s: %s %llu\033[K", prog, what,
-		    (unsigned long long)done);
+		fprintf(stderr, "\r%s: %s %llu%s%s\033[K", prog, what,
+		    (unsigned long long)done, rate, stat);
 	progress_shown = 1;
+}
+
+void
+cli_progress(const char *what, uint64_t done, uint64_t total)
+{
+	cli_progress_stat(what, done, total, NULL, NAN);
 }
 
 void
@@ -784,6 +846,7 @@ cli_progress_done(void)
 		fprintf(stderr, "\r\033[K");
 		progress_shown = 0;
 	}
+	progress_what[0] = '\0';
 }
 
 /* Make b hold about CLI_ROWBUF bytes of rows of tensor t (rb bytes each), at

@@ -166,9 +166,18 @@ void cli_prov(struct ts_meta *m);
 void cli_prov_input(struct ts_meta *m, int idx, const char *label,
     uint64_t digest, const struct ts_meta *src);
 
-/* Progress on stderr when it is a terminal and not quiet, at most a few
- * updates a second; total 0 if unknown.  cli_progress_done clears it. */
+/* The one progress display of every tool: a line on stderr, only when
+ * stderr is a terminal and not quiet, at most four updates a second (and
+ * always the last unit, done == total): "prog: what done/total (P%)
+ * R/s ETA m:ss", the rate and the time left measured since what began
+ * (a new what, or done going back, starts a new measurement); total 0
+ * if unknown (no percentage, no ETA).  cli_progress_done clears it. */
 void cli_progress(const char *what, uint64_t done, uint64_t total);
+/* The same with a statistic shown after it ("name value", %.4g), e.g.
+ * the training loss.  Pass only a statistic of public or non-private
+ * data: a loss of private rows is not released.  value NaN: none. */
+void cli_progress_stat(const char *what, uint64_t done, uint64_t total,
+    const char *name, double value);
 void cli_progress_done(void);
 
 /* Seconds on the monotonic clock (for timings in -v reports). */

@@ -80,15 +80,28 @@ put_release(struct out *ot, const struct dpem *e, size_t c, uint64_t rep,
 /* ---- maximum likelihood (--sigma 0) ---- */
 
 struct vctx {
-	size_t cls, starts;
+	size_t cls, starts, max_iter;
+	int verbose;
 };
 
+/* Each iteration: a line with -v, else the progress display (the
+ * log-likelihood in it: this EM is not private). */
 static void
 on_iter(void *arg, size_t start, size_t it, double ll)
 {
 	const struct vctx *v = arg;
+	char what[96];
 
-	if (v->starts > 1)
+	if (!v->verbose) {
+		if (v->starts > 1)
+			snprintf(what, sizeof what, "class %zu: start %zu/%zu: "
+			    "EM iterations", v->cls, start, v->starts);
+		else
+			snprintf(what, sizeof what, "class %zu: EM iterations",
+			    v->cls);
+		cli_progress_stat(what, it, v->max_iter, "log-likelihood",
+		    ll);
+	} else if (v->starts > 1)
 		fprintf(stderr, "%s: class %zu: start %zu: iteration %zu: "
 		    "log-likelihood %.17g\n", cli_prog(), v->cls, start, it,
 		    ll);
@@ -109,7 +122,8 @@ fit_ml(const struct opts *o, struct rng *rng, const struct data *dt,
 	    .tol = o->tol, .max_iter = o->has_iters ? o->iters : o->max_iter,
 	    .fixed = o->has_iters, .restarts = o->restarts,
 	    .threads = threads };
-	struct vctx v = { c, o->restarts ? o->restarts : 1 };
+	struct vctx v = { c, o->restarts ? o->restarts : 1, p.max_iter,
+	    o->c.verbose };
 	const char *msg;
 	double t0;
 	int rc;
@@ -119,13 +133,12 @@ fit_ml(const struct opts *o, struct rng *rng, const struct data *dt,
 		    "%zu components", dt->label, c, n, o->k);
 	if ((msg = gmmfit_check_params(&p)) != NULL)
 		cli_die(EX_SOFTWARE, "EM: %s", msg);
-	if (o->c.verbose) {
-		p.on_iter = on_iter;
-		p.ctx = &v;
-	}
+	p.on_iter = on_iter;
+	p.ctx = &v;
 	t0 = cli_now();
 	rc = gmmfit_run(&p, rng, dt->X + dt->start[c] * dt->d, n, dt->d,
 	    init, g, &f->r);
+	cli_progress_done();
 	f->secs = cli_now() - t0;
 	if ((rc == 0 || f->r.final) && !f->r.converged && !o->has_iters)
 		cli_warn("class %zu: EM did not converge in %zu iterations "
@@ -142,6 +155,15 @@ fit_ml(const struct opts *o, struct rng *rng, const struct data *dt,
 }
 
 /* ---- DP-EM (lib/mech/dpem) ---- */
+
+/* Each DP-EM iteration: the progress display, no statistic (the
+ * released ones are noisy but the display is no release). */
+static void
+on_dp_iter(void *ctx, double done, double total)
+{
+	(void)ctx;
+	cli_progress("DP-EM iterations", (uint64_t)done, (uint64_t)total);
+}
 
 static void
 dp_setup(struct dpem_params *p, struct dpem_plan *pl, const struct opts *o,
@@ -165,6 +187,9 @@ dp_setup(struct dpem_params *p, struct dpem_plan *pl, const struct opts *o,
 	p->repeats = o->audit;
 	p->unsafe_moments_b = o->unsafe;
 	p->stats = o->stats;
+	/* --audit-repeat: the releases are the progress (below). */
+	if (!o->audit)
+		p->progress = on_dp_iter;
 	if ((msg = dpem_check_params(p)) != NULL)
 		cli_die(EX_SOFTWARE, "DP-EM: %s", msg);
 	switch (dpem_plan(pl, p, nclass, d)) {
@@ -269,6 +294,8 @@ release_classes(struct out *ot, const struct opts *o, struct rng *rng,
 
 		rc = dpem_run(e, rr, dt->X, dt->start, init);
 		secs += cli_now() - t0;
+		if (!o->audit)
+			cli_progress_done();
 		if (rc == PV_E_NOMEM)
 			cli_die(EX_OSERR, "out of memory");
 		if (rc == PV_E_NOTPD)
@@ -284,7 +311,8 @@ release_classes(struct out *ot, const struct opts *o, struct rng *rng,
 		dpem_priors(e, priors);
 		for (size_t c = 0; c < dt->nclass; c++)
 			put_release(ot, e, c, rep, o, dt->d);
-		cli_progress("releases", rep + 1, o->audit);
+		if (o->audit)
+			cli_progress("releases", rep + 1, o->audit);
 	}
 	cli_progress_done();
 	if (o->c.verbose)
