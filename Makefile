@@ -43,7 +43,7 @@ PHONY_EXTRA := tests-bin
 
 all: $(BIN)/$(firstword $(TOOLS)) $(addprefix $(BIN)/,$(TOOLS)) $(B)/completions/privada.bash ## build library, tools, completion
 
-# Bash completion, generated from each tool's --help (privada(7), COMPLETION).
+# Bash completion, generated from each tool's --help (privada(7), Shell completion).
 $(B)/completions/privada.bash: completions/gen $(addprefix $(BIN)/,$(TOOLS))
 	@mkdir -p $(@D)
 	completions/gen $(BIN) $(TOOLS) > $@
