@@ -91,7 +91,9 @@ complete() {
 }
 
 @test "completion: make install puts it where bash-completion finds it" {
-	run make -s -C "$TOP" install DESTDIR="$BATS_TEST_TMPDIR/root" PREFIX=/usr
+	# B: the build directory under test (build-asan under make asan)
+	run make -s -C "$TOP" B="${COMP%/completions/privada.bash}" install \
+		DESTDIR="$BATS_TEST_TMPDIR/root" PREFIX=/usr
 	assert_success
 	local d="$BATS_TEST_TMPDIR/root/usr/share/bash-completion/completions" t
 	cmp "$d/privada" "$COMP"
