@@ -41,7 +41,12 @@ DEB_PKGS := build-essential libcsv-dev libzstd-dev zstd zlib1g-dev \
 PHONY_EXTRA := tests-bin
 .PHONY: $(PHONY_EXTRA) all deps test unit bats asan fuzz fuzz-run bench install run lint clean help identity
 
-all: $(BIN)/$(firstword $(TOOLS)) $(addprefix $(BIN)/,$(TOOLS)) ## build library and tools
+all: $(BIN)/$(firstword $(TOOLS)) $(addprefix $(BIN)/,$(TOOLS)) $(B)/completions/privada.bash ## build library, tools, completion
+
+# Bash completion, generated from each tool's --help (privada(7), Shell completion).
+$(B)/completions/privada.bash: completions/gen $(addprefix $(BIN)/,$(TOOLS))
+	@mkdir -p $(@D)
+	completions/gen $(BIN) $(TOOLS) > $@
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -135,9 +140,13 @@ $(B)/bench/%: tests/bench/%.c $(LIBS) $(LIB_HDR) $(CLI_HDR)
 	mkdir -p $(B)/bench
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIBS) $(LDLIBS)
 
-install: all ## install tools and man pages under PREFIX
+BASHCOMP := $(PREFIX)/share/bash-completion/completions
+install: all ## install tools, man pages and bash completion under PREFIX
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7
+		$(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7 \
+		$(DESTDIR)$(BASHCOMP)
+	install -m 644 $(B)/completions/privada.bash $(DESTDIR)$(BASHCOMP)/privada
+	for t in $(TOOLS); do ln -sf privada $(DESTDIR)$(BASHCOMP)/$$t; done
 	install -m 755 $(addprefix $(BIN)/,$(TOOLS)) $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(addsuffix .1,$(addprefix man/,$(TOOLS))) $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 man/tensor-stream.5 $(DESTDIR)$(PREFIX)/share/man/man5
