@@ -35,8 +35,10 @@ do for [term in "svg pngcairo"] {
 		set xlabel ((p == 1) ? xlabel1 : xlabel2) noenhanced
 		cmd = "plot"
 		do for [i=1:nb] {
-			cmd = cmd.sprintf("%s data index %s using 1:2:3 with %s pt 7 lw 2 lc %d title word(nm, %d)", \
-			    (i > 1 ? "," : ""), word(bl, i), word(st, i), word(bl, i) + 1, i)
+			# past 8 series the colours repeat: another point type
+			b = word(bl, i) + 0
+			cmd = cmd.sprintf("%s data index %d using 1:2:3 with %s pt %s lw 2 lc %d title word(nm, %d)", \
+			    (i > 1 ? "," : ""), b, word(st, i), word("7 5 9 11", b / 8 % 4 + 1), b + 1, i)
 		}
 		do for [j=1:nrefs] {
 			cmd = cmd.sprintf(", %s with lines dt 2 lw 1.5 lc %d title word(refnames, %d)", \
