@@ -55,7 +55,10 @@ setup() {
 	$PY -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$OUT/mia-auc.svg"
 	$PY -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$OUT/accuracy-fmnist.svg"
 	[ "$(head -c 4 "$OUT/accuracy-fmnist.png" | tail -c 3)" = PNG ]
-	grep -q 'all (NOT private)' "$OUT/accuracy-fmnist.svg"
+	grep -q 'one model, all rows (not private)' "$OUT/accuracy-fmnist.svg"
+	# Issue 15, plots: per-record and per-parameter epsilon in two panels.
+	grep -q '>ε per record (DP-SGD), log scale<' "$OUT/accuracy-fmnist.svg"
+	grep -q '>ε per parameter (DP-PG), log scale<' "$OUT/accuracy-fmnist.svg"
 }
 
 @test "the partitions are disjoint and hold every training row once" {

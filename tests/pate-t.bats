@@ -83,11 +83,11 @@ mnist->usps	usps-true-labels-classify	1	-	-	usps-true-labels	none	classify	-"
 		$PY -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$OUT/accuracy-$s.svg"
 		[ "$(head -c 4 "$OUT/accuracy-$s.png" | tail -c 3)" = PNG ]
 		# a line per number of teachers and mechanism, the references dashed
-		grep -q 'n5-lnmax' "$OUT/accuracy-$s.svg"
-		grep -q 'n5-exact (NOT private)' "$OUT/accuracy-$s.svg"
+		grep -q '5 teachers, LNMax' "$OUT/accuracy-$s.svg"
+		grep -q '5 teachers, exact vote (not private)' "$OUT/accuracy-$s.svg"
 	done
-	grep -q 'n5-cgnmax' "$OUT/accuracy-assoc.svg"
-	! grep -q 'n5-cgnmax' "$OUT/accuracy-classify.svg"
+	grep -q '5 teachers, Confident GNMax' "$OUT/accuracy-assoc.svg"
+	! grep -q '5 teachers, Confident GNMax' "$OUT/accuracy-classify.svg"
 }
 
 @test "a grid enlarged on the command line builds the runs it adds" {

@@ -97,7 +97,7 @@ print(r.tag)' "$OUT/accuracy-surf.svg"
 	run -0 head -c 8 "$OUT/accuracy-surf.png"
 	assert_output --partial "PNG"
 	# The SVG carries the methods' names as legend text.
-	run -0 grep -c -e '>prima<' -e '>noadapt (NOT private)<' "$OUT/accuracy-surf.svg"
+	run -0 grep -c -e '>PRIMA (paper 001)<' -e '>no adaptation (not private)<' "$OUT/accuracy-surf.svg"
 	[ "$output" -ge 2 ]
 }
 
