@@ -380,6 +380,42 @@ print("ok")'
 	run -0 dpsgd-train --sigma 1 --epochs 1 --classes 2 --public-records 2 -q bad.tns -o m.tns
 }
 
+# Issue 15: under privacy rows labelled outside --classes were dropped
+# in silence.  Fails on the code before it (no warning at all).
+@test "under privacy --classes without a public label set warns that rows outside are dropped" {
+	W="dpsgd-train: warning: --classes 2: rows labelled outside 0..1 are dropped without a count (under privacy the count is private)"
+	printf 'a,label\n1,0\n2,5\n3,1\n' > bad.csv
+	featurize --label label --dataset bad bad.csv > bad.tns
+	printf 'a,label\n1,0\n2,1\n3,1\n' > good.csv
+	featurize --label label --dataset good good.csv > good.tns
+	# The same line whether or not a row is outside: it says nothing
+	# about the data.
+	for f in bad good; do
+		run -0 --separate-stderr dpsgd-train --sigma 1 --epochs 1 --classes 2 \
+			--public-records 3 -S 1 $f.tns -o m.tns
+		[[ $stderr == *"$W"* ]]
+		[ "$(grep -c 'outside' <<< "$stderr")" -eq 1 ]
+	done
+	run -0 --separate-stderr dpsgd-train -e 1 -d 1e-5 --epochs 1 --classes 2 \
+		--public-records 3 bad.tns -o m.tns
+	[[ $stderr == *"$W"* ]]
+	# -q silences it.
+	run -0 --separate-stderr dpsgd-train -q --sigma 1 --epochs 1 --classes 2 \
+		--public-records 3 bad.tns -o m.tns
+	[ -z "$stderr" ]
+	# A public label set of that size fixes the classes: no warning.
+	featurize --classes 2 --label label --dataset good good.csv > pub.tns
+	run -0 --separate-stderr dpsgd-train --sigma 1 --epochs 1 --classes 2 \
+		--public-records 3 -S 1 pub.tns -o m.tns
+	[[ $stderr != *"outside"* ]]
+	run -0 --separate-stderr dpsgd-train --sigma 1 --epochs 1 \
+		--public-records 3 -S 1 pub.tns -o m.tns
+	[[ $stderr != *"outside"* ]]
+	# Without privacy such a row is an error, not a drop: no warning.
+	run -0 --separate-stderr dpsgd-train --no-dp --epochs 1 --classes 2 good.tns -o m.tns
+	[[ $stderr != *"outside"* ]]
+}
+
 @test "--freeze keeps the first layers of --init unchanged" {
 	dpsgd-train --no-dp --hidden 5 --epochs 1 -S 1 blobs.tns > m0.tns
 	dpsgd-train --no-dp --init m0.tns --freeze 1 --epochs 2 -S 2 blobs.tns > m1.tns

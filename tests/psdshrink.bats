@@ -283,12 +283,33 @@ npy() {
 
 @test "a violated Theorem 2 condition is recorded and warned about" {
 	run -0 --separate-stderr psdshrink "$F/small.tns"
-	[[ $stderr == *"warning: cov/0: ||Sigma||_F"*"Theorem 2 condition is violated"* ]]
+	[[ $stderr == *"warning: 1 of 1 covariances were shrunk although PRIMA's Theorem 2 condition"*"violated (worst cov/0: ||Sigma||_F"* ]]
 	psdshrink "$F/small.tns" 2>/dev/null > out.tns
 	[ "$(meta out.tns psd.theorem2 cov/0)" = false ]
 	tns info --format json out.tns > info.json
 	npy out.tns cov/0 got.npy
 	run -0 $PY "$REF" alpha "$F/small.npy" cov/0 identity info.json got.npy 1e-6
+}
+
+# Issue 15: one run printed 160+ warning lines, one per block.  Fails on
+# the code before it (three lines, no count, no worst value).
+@test "violated Theorem 2 blocks give one summary warning: the count and the worst" {
+	tns from-npy --name cov/0 "$F/small.npy" > p0
+	tns from-npy --name cov/1 "$F/small.npy" > p1
+	tns from-npy --name cov/2 "$F/pd.npy" > p2
+	tns from-npy --name cov/3 "$F/small.npy" > p3
+	tns cat p0 p1 p2 p3 > m.tns
+	run -0 --separate-stderr psdshrink -o out.tns m.tns
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ $stderr == "psdshrink: warning: 3 of 4 covariances were shrunk although PRIMA's Theorem 2 condition ||Sigma||_F < ||C||_F is violated (worst cov/0: ||Sigma||_F 1.73205 >= ||C||_F 0.0134139, ratio 129): "*"(try --target diag)" ]]
+	for i in 0 1 3; do
+		[ "$(meta out.tns psd.theorem2 cov/$i)" = false ]
+	done
+	[ "$(meta out.tns psd.theorem2 cov/2)" = true ]
+	# -v still reports each block, and the summary comes once.
+	run -0 --separate-stderr psdshrink -v -o out.tns m.tns
+	[ "$(grep -c 'Theorem 2 condition violated$' <<< "$stderr")" -eq 3 ]
+	[ "$(grep -c 'warning:' <<< "$stderr")" -eq 1 ]
 }
 
 @test "the Theorem 2 warning is silenced by -q, and -v reports each block" {

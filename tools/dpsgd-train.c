@@ -622,6 +622,14 @@ main(int argc, char **argv)
 	}
 	if (!src_dp && o.p.adapt != DPSGD_GMM)
 		xy_check_labels(&tr, K);
+	/* Under privacy a label outside the classes is not an error (it
+	 * would reveal the record): such rows are dropped, uncounted.  Say
+	 * so whenever the classes are the user's number rather than a public
+	 * label set's, on the options alone, never on the rows. */
+	if (src_dp && o.classes && tr.lset.source != LABEL_PUBLIC)
+		cli_warn("--classes %zu: rows labelled outside 0..%zu are "
+		    "dropped without a count (under privacy the count is "
+		    "private)", o.classes, o.classes - 1);
 	if (vfp != NULL) {
 		xy_read(&va, vfp, vlabel, 1);
 		cli_close_in(vfp);
