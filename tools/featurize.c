@@ -29,9 +29,11 @@
 #define MAX_DATASET LEDGER_MAX_NAME		/* bytes in a dataset name */
 #define DEFAULT_HASH_DIM 1024
 #define PROGRESS_EVERY 4096
+#define FEAT_CLIP_MIN 1e-50	/* --clip range, as covest and gmm-fit */
+#define FEAT_CLIP_MAX 1e50
 
 enum {
-	OPT_CLASSES = OPTS_FIRST_TOOL, OPT_CLIP_ROWS, OPT_COLUMNS,
+	OPT_CLASSES = OPTS_FIRST_TOOL, OPT_CLIP, OPT_CLIP_ROWS, OPT_COLUMNS,
 	OPT_DROP_UNKNOWN, OPT_DTYPE, OPT_FORMAT, OPT_HASH_DIM, OPT_HEADER,
 	OPT_LABEL, OPT_LABEL_MAP, OPT_LABELS, OPT_MISSING, OPT_NO_LABEL,
 	OPT_NORMALIZE, OPT_RESIZE, OPT_SCALE, OPT_SCALE_FROM, OPT_VOCAB
@@ -53,7 +55,7 @@ struct out {
 	size_t d;
 	double *row;
 	float *frow;
-	struct scale sc;	/* --scale, --normalize, --clip-rows, --dtype */
+	struct scale sc;	/* --scale, --normalize, --clip, --dtype */
 	uint64_t rows, total;
 	struct labcol lab;
 	const char *map_label;	/* the label map's file name */
@@ -67,7 +69,7 @@ usage(int status)
 
 	fputs("usage: featurize [-fhqV] [-o file] "
 	    "[--classes k | --label-map file]\n"
-	    "                 [--clip-rows bound] [--columns list] "
+	    "                 [--clip bound] [--columns list] "
 	    "[--dataset name]\n"
 	    "                 [--drop-unknown] [--dtype type] "
 	    "[--format format]\n"
@@ -88,7 +90,7 @@ usage(int status)
 		    "  -V, --version          show the version\n"
 		    "      --classes K        labels are the public classes 0 "
 		    ".. K-1\n"
-		    "      --clip-rows C      scale rows of L2 norm above C down "
+		    "      --clip C           scale rows of L2 norm above C down "
 		    "to C (last step)\n"
 		    "      --columns LIST     CSV features: indices from 0, "
 		    "ranges A-B, names\n"
@@ -585,6 +587,7 @@ main(int argc, char **argv)
 	static const char *const norms[] = { "l1", "l2", NULL };
 	static const struct option longopts[] = {
 		{ "classes", required_argument, NULL, OPT_CLASSES },
+		{ "clip", required_argument, NULL, OPT_CLIP },
 		{ "clip-rows", required_argument, NULL, OPT_CLIP_ROWS },
 		{ "columns", required_argument, NULL, OPT_COLUMNS },
 		{ "dataset", required_argument, NULL, OPTS_DATASET },
@@ -632,11 +635,13 @@ main(int argc, char **argv)
 			o.p.classes = (size_t)cli_ll("--classes", optarg, 1,
 			    (long long)LABEL_MAX_CLASSES);
 			break;
+		case OPT_CLIP:
 		case OPT_CLIP_ROWS:
-			o.clip = cli_double("--clip-rows", optarg, 0, DBL_MAX);
-			if (!(o.clip > 0))
-				cli_usage_error("invalid --clip-rows '%s': must "
-				    "be positive", optarg);
+			/* --clip as in covest and gmm-fit (privada(7),
+			 * "Conventions"): same range, same message;
+			 * --clip-rows is its old spelling. */
+			o.clip = cli_double(ch == OPT_CLIP ? "--clip" :
+			    "--clip-rows", optarg, FEAT_CLIP_MIN, FEAT_CLIP_MAX);
 			o.clip_arg = optarg;
 			break;
 		case OPT_COLUMNS:
