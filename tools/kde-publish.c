@@ -84,7 +84,7 @@ usage(int status)
 		    "  -h, --help             show this help\n"
 		    "  -o, --output FILE      write FILE (through a temporary "
 		    "file), not stdout\n"
-		    "  -q, --quiet            no warnings or summary\n"
+		    "  -q, --quiet            no warnings, summary or progress\n"
 		    "  -S, --seed N           reproducible noise: the output is "
 		    "NOT private\n"
 		    "  -V, --version          show the version\n"

@@ -54,7 +54,7 @@ usage(int status)
 		    "  -h, --help             show this help\n"
 		    "  -o, --output FILE      write the report to FILE (through a "
 		    "temporary file)\n"
-		    "  -q, --quiet            no warnings\n"
+		    "  -q, --quiet            no warnings, no progress\n"
 		    "  -V, --version          show the version\n"
 		    "      --attack KIND      loss (default), confidence or "
 		    "shadow\n"
