@@ -889,3 +889,24 @@ print(",".join(map(str, r)))' $feats > row.csv
 	run -65 --separate-stderr covest -q -e 1 -d 1e-6 --clip 12 --dataset cv --assume-raw x.tns
 	[[ $stderr == *"drop --assume-raw"* ]]
 }
+
+# ---- progress (issue 15) ----
+# Fail on the code before issue 15: covest showed the rows accumulated but
+# nothing of the noise step after them.
+
+@test "covest shows the entries noised on a terminal" {
+	# (No rate here: with 6 columns the noise is drawn while the rows
+	# are read, before the step is shown.)
+	run -0 on_tty covest --sigma 1 --clip 12 -S 1 --dataset cv -o o.tns x.tns
+	[[ $output == *"covest: noise: entries noised 21/21 (100%)"* ]]
+}
+
+@test "covest shows no noise progress with -q, when stderr is not a terminal, or within --audit-repeat" {
+	run -0 on_tty covest -q --sigma 1 --clip 12 -S 1 --dataset cv -o o.tns x.tns
+	[[ $output != *"entries noised"* ]]
+	run -0 --separate-stderr covest --sigma 1 --clip 12 -S 1 --dataset cv -o o.tns x.tns
+	[[ $stderr != *"entries noised"* ]]
+	run -0 on_tty covest --sigma 1 --clip 12 -S 1 --audit-repeat 3 --dataset cv -o o.tns x.tns
+	[[ $output != *"entries noised"* ]]
+	[[ $output == *"covest: releases 3/3 (100%)"* ]]
+}

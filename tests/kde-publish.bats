@@ -331,3 +331,19 @@ EOF
 	run -65 kde-publish -q -e 1 -d 1e-5 -o out.tns p0.tns bad.tns
 	[ ! -e out.tns ]
 }
+
+# ---- progress (issue 15) ----
+# Fail on the code before issue 15: kde-publish showed progress only
+# across --audit-repeat releases, none within one release.
+
+@test "kde-publish shows the parameters drawn on a terminal, with a rate and an ETA" {
+	run -0 on_tty kde-publish -e 1 -d 1e-5 --bandwidth 0.05 -S 1 -o pub.tns p?.tns
+	[[ $output == *"kde-publish: parameters drawn "*"(100%) "*"/s ETA 0:00"* ]]
+}
+
+@test "kde-publish shows no parameter progress with -q or when stderr is not a terminal" {
+	run -0 on_tty kde-publish -q -e 1 -d 1e-5 --bandwidth 0.05 -S 1 -o pub.tns p?.tns
+	[[ $output != *"parameters drawn"* ]]
+	run -0 --separate-stderr kde-publish -e 1 -d 1e-5 --bandwidth 0.05 -S 1 -o pub.tns p?.tns
+	[[ $stderr != *"parameters drawn"* ]]
+}

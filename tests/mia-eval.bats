@@ -378,3 +378,21 @@ print("ok")'
 	[ "$(printf '%s\n' "${lines[1]}" | cut -f 9)" = - ]
 	[ "$(printf '%s\n' "${lines[1]}" | cut -f 7)" != - ]
 }
+
+# ---- progress (issue 15) ----
+# Fail on the code before issue 15: mia-eval showed no progress at all.
+
+@test "mia-eval shows the rows scored of every set and shadow model on a terminal" {
+	run -0 on_tty mia-eval --model over.tns --members train.tns --nonmembers out.tns --shadow over.tns:train.tns:out.tns
+	[[ $output == *"mia-eval: members: rows scored "*"(100%) "*"/s ETA 0:00"* ]]
+	[[ $output == *"mia-eval: non-members: rows scored "*"(100%) "* ]]
+	[[ $output == *"mia-eval: shadow model 1/1: members: rows scored "* ]]
+	[[ $output == *"mia-eval: shadow model 1/1: non-members: rows scored "* ]]
+}
+
+@test "mia-eval shows no progress with -q or when stderr is not a terminal" {
+	run -0 on_tty mia-eval -q --model over.tns --members train.tns --nonmembers out.tns
+	[[ $output != *"rows scored"* ]]
+	run -0 --separate-stderr mia-eval --model over.tns --members train.tns --nonmembers out.tns
+	[[ $stderr != *"rows scored"* ]]
+}

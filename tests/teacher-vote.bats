@@ -983,3 +983,20 @@ print("ok")'
 	[[ $stderr == "teacher-vote: v_private.tns: the queries derive from the protected dataset blobs (predict.raw.blobs = row-local): they must be public" ]]
 	run -0 --separate-stderr teacher-vote --classes 3 --gamma 1 -o out.tns $ok v_part-1.tns v_part-4.tns
 }
+
+# ---- progress (issue 15) ----
+# Fail on the code before issue 15: teacher-vote showed progress only
+# across --audit-repeat releases, none within one release.
+
+@test "teacher-vote shows the queries voted on a terminal, with a rate and an ETA" {
+	run -0 on_tty teacher-vote --classes 4 --gamma 1 -S 1 -o out.tns votes.tns
+	[[ $output == *"teacher-vote: queries voted 10/10 (100%) "*"/s ETA 0:00"* ]]
+	[[ $output != *"answered"* ]]
+}
+
+@test "teacher-vote shows no query progress with -q or when stderr is not a terminal" {
+	run -0 on_tty teacher-vote -q --classes 4 --gamma 1 -S 1 -o out.tns votes.tns
+	[[ $output != *"queries voted"* ]]
+	run -0 --separate-stderr teacher-vote --classes 4 --gamma 1 -S 1 -o out.tns votes.tns
+	[[ $stderr != *"queries voted"* ]]
+}

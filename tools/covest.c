@@ -461,6 +461,7 @@ main(int argc, char **argv)
 	if (!o.p.audit) {
 		if ((rc = covest_release(c, w, rng, 0)) != 0)
 			covest_die(c, rc, label);
+		cli_progress_done();
 	} else {
 		for (uint64_t i = 0; i < o.p.audit; i++) {
 			if ((rc = covest_release(c, w, rng, i)) != 0)

@@ -48,6 +48,13 @@ struct opts {
 	int has_threshold, has_retries, has_iters;
 };
 
+static void
+draw_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	(void)ctx;
+	cli_progress("parameters drawn", done, total);
+}
+
 __attribute__((noreturn)) static void
 usage(int status)
 {
@@ -77,7 +84,7 @@ usage(int status)
 		    "  -h, --help             show this help\n"
 		    "  -o, --output FILE      write FILE (through a temporary "
 		    "file), not stdout\n"
-		    "  -q, --quiet            no warnings or summary\n"
+		    "  -q, --quiet            no warnings, summary or progress\n"
 		    "  -S, --seed N           reproducible noise: the output is "
 		    "NOT private\n"
 		    "  -V, --version          show the version\n"
@@ -586,6 +593,10 @@ main(int argc, char **argv)
 	o.p.attempts = o.test ? o.retries + 1 : reps;
 	if ((msg = dppg_check_params(&o.p)) != NULL)
 		cli_usage_error("%s", msg);
+	/* Parameters drawn within the one release (--audit-repeat shows the
+	 * releases instead). */
+	if (!o.p.audit)
+		o.p.progress = draw_progress;
 	switch ((rc = dppg_new(&d, &o.p, nm))) {
 	case 0:
 		break;
@@ -636,6 +647,7 @@ main(int argc, char **argv)
 			if (accuracy_model(&outm, pub, tset.x, tset.y, tset.n,
 			    &acc) != 0)
 				cli_die(EX_OSERR, "out of memory");
+			cli_progress_done();
 			if (!o.c.quiet)
 				fprintf(stderr, "%s: attempt %" PRIu64 ": public "
 				    "test accuracy %.4f\n", cli_prog(), attempts,

@@ -54,7 +54,7 @@ usage(int status)
 		    "  -h, --help             show this help\n"
 		    "  -o, --output FILE      write the report to FILE (through a "
 		    "temporary file)\n"
-		    "  -q, --quiet            no warnings\n"
+		    "  -q, --quiet            no warnings, no progress\n"
 		    "  -V, --version          show the version\n"
 		    "      --attack KIND      loss (default), confidence or "
 		    "shadow\n"
@@ -100,12 +100,13 @@ read_labels(struct ts_reader *r, struct tensor *hdr, const char *label,
  * computing). */
 static void
 eval_rows(const struct nn_model *m, FILE *fp, const char *label,
-    struct evalset *s)
+    struct evalset *s, const char *what)
 {
 	struct ts_reader *r = cli_reader(fp, label);
 	struct tensor hdr;
 	struct nn_ws ws;
 	size_t d = model_inputs(m), k = model_classes(m), cap = 0, ny = 0;
+	uint64_t total;
 	float *xb = cli_reallocarray(NULL, (size_t)ROWS * d, sizeof *xb);
 	double *xd = NULL;
 	int rc, have_x = 0;
@@ -131,6 +132,9 @@ eval_rows(const struct nn_model *m, FILE *fp, const char *label,
 			cli_die(EX_DATAERR, "%s: two tensors 'X'", label);
 		have_x = 1;
 		mcli_check_x(&hdr, d, label);
+		/* Progress: rows scored (a count, never a score or a loss). */
+		total = hdr.dims[0] == TS_UNKNOWN_ROWS ? 0 : hdr.dims[0];
+		cli_progress(what, 0, total);
 		for (;;) {
 			size_t n = mcli_read_rows(r, &hdr, xb, &xd, ROWS, d), bad;
 			const float *z;
@@ -150,7 +154,11 @@ eval_rows(const struct nn_model *m, FILE *fp, const char *label,
 				    "a logit that is not finite", label,
 				    s->n + bad);
 			s->n += n;
+			cli_progress(what, s->n, total);
 		}
+		/* The last update (throttled ones are skipped): the count is
+		 * known once the rows are read. */
+		cli_progress(what, s->n, s->n);
 		tensor_free(&hdr);
 	}
 	if (rc < 0)
@@ -362,11 +370,19 @@ main(int argc, char **argv)
 		sfp = cli_out_open_path(o.scores);
 
 	for (int k = 0; k < 2; k++)
-		eval_rows(&m, in[k], label[k], &set[k]);
+		eval_rows(&m, in[k], label[k], &set[k], k == 0 ?
+		    "members: rows scored" : "non-members: rows scored");
 	for (size_t h = 0; h < o.nshadow; h++)
-		for (int k = 0; k < 2; k++)
+		for (int k = 0; k < 2; k++) {
+			char what[96];
+
+			snprintf(what, sizeof what, "shadow model %zu/%zu: "
+			    "%s: rows scored", h + 1, o.nshadow, k == 0 ?
+			    "members" : "non-members");
 			eval_rows(&sh[h].m, sh[h].fp[k], sh[h].label[k],
-			    &sh[h].s[k]);
+			    &sh[h].s[k], what);
+		}
+	cli_progress_done();
 
 	mp.attack = o.attack;
 	mp.classes = K;

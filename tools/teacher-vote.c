@@ -37,6 +37,13 @@ struct opts {
 	uint64_t classes;
 };
 
+static void
+vote_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	(void)ctx;
+	cli_progress("queries voted", done, total);
+}
+
 __attribute__((noreturn)) static void
 usage(int status)
 {
@@ -58,7 +65,7 @@ usage(int status)
 		    "  -h, --help             show this help\n"
 		    "  -o, --output FILE      write FILE (through a temporary "
 		    "file), not stdout\n"
-		    "  -q, --quiet            no warnings\n"
+		    "  -q, --quiet            no warnings, no progress\n"
 		    "  -S, --seed N           reproducible noise: the output is "
 		    "NOT private\n"
 		    "  -V, --version          show the version\n"
@@ -670,6 +677,10 @@ main(int argc, char **argv)
 	ts_meta_free(&in);
 	if (o.p.ddep)
 		ddep_plan(&o, &v, &dd);
+	/* Queries voted within the one release (--audit-repeat shows the
+	 * releases instead). */
+	if (!o.p.audit)
+		o.p.progress = vote_progress;
 	if ((rc = pate_new(&pt, &o.p)) != 0)
 		dpcli_noise_die(rc);
 
@@ -681,6 +692,7 @@ main(int argc, char **argv)
 		 * after the answers, from the same generator. */
 		if ((rc = pate_run(pt, rng, &v, y, ans, &dd)) != 0)
 			run_die(rc);
+		cli_progress_done();
 		write_release(w, &v, y, ans, "");
 		if (o.c.verbose) {
 			size_t na = 0;

@@ -90,6 +90,9 @@ struct noise {
 	struct njob *jobs;
 	size_t njobs;
 	atomic_size_t next;		/* the next job to claim */
+	atomic_size_t done;		/* second moments noised so far */
+	size_t total;			/* ... out of */
+	pthread_t caller;		/* the thread that reports progress */
 	pthread_t th[COVEST_MAX_THREADS];
 	int started[COVEST_MAX_THREADS];
 };
@@ -1078,6 +1081,7 @@ noise_plan(struct noise *nz, const struct covest *c, struct rng *rng,
 	nz->head = head;
 	nz->sizes = sizes;
 	nz->nb = nb;
+	nz->caller = pthread_self();
 	for (size_t i = 0; i < nb; i++) {
 		size_t ne = sizes[i] * (sizes[i] + 1) / 2;
 		if (ne > NOISE_CHUNK)
@@ -1091,6 +1095,7 @@ noise_plan(struct noise *nz, const struct covest *c, struct rng *rng,
 
 		if (ne <= NOISE_CHUNK) {
 			off += ne;
+			nz->jobs[0].n += ne;	/* job 0 draws them */
 			continue;
 		}
 		while (a < k) {
@@ -1104,8 +1109,24 @@ noise_plan(struct noise *nz, const struct covest *c, struct rng *rng,
 			off += got;
 		}
 	}
+	nz->total = off;
 	atomic_init(&nz->next, 0);
+	atomic_init(&nz->done, 0);
 	return 0;
+}
+
+/* Progress of the noise step (the entries noised: a count of the shape,
+ * never a value), from the thread that planned it, and not within the
+ * releases of --audit-repeat (the tool shows those). */
+static void
+noise_progress(struct noise *nz, size_t done)
+{
+	const struct covest *c = nz->c;
+
+	if (c->p.progress != NULL && !c->p.audit && nz->total > 0 &&
+	    pthread_equal(pthread_self(), nz->caller))
+		c->p.progress(c->p.progress_ctx, "noise: entries noised",
+		    (double)done, (double)nz->total);
 }
 
 static void
@@ -1182,6 +1203,8 @@ noise_work(void *arg)
 			job_head(nz, &nz->jobs[0]);
 		else
 			job_run(nz, &nz->jobs[j]);
+		noise_progress(nz, atomic_fetch_add(&nz->done,
+		    nz->jobs[j].n) + nz->jobs[j].n);
 	}
 	return NULL;
 }
@@ -1206,10 +1229,12 @@ noise_finish(struct noise *nz, int threads)
 	struct draws *dr = nz->dr;
 
 	noise_spawn(nz, 1, threads);
+	noise_progress(nz, atomic_load(&nz->done));
 	noise_work(nz);
 	for (int t = 0; t < COVEST_MAX_THREADS; t++)
 		if (nz->started[t])
 			pthread_join(nz->th[t], NULL);
+	noise_progress(nz, nz->total);
 	for (size_t j = 0; j < nz->njobs; j++) {
 		const struct njob *jb = &nz->jobs[j];
 

@@ -81,7 +81,8 @@ struct covest_params {
 	int seeded;			/* reproducible noise: NOT private */
 	uint64_t seed;
 	int threads;			/* noise workers, 1..COVEST_MAX_THREADS */
-	/* Progress of a pass over rows, or NULL (total 0: unknown). */
+	/* Progress of a pass over rows (total 0: unknown), and of the noise
+	 * step of a release (entries noised; not with audit), or NULL. */
 	void (*progress)(void *ctx, const char *what, double done,
 	    double total);
 	void *progress_ctx;

@@ -34,6 +34,8 @@ struct job {
 	uint64_t attempt;
 	atomic_size_t next;
 	atomic_int err;
+	atomic_size_t drawn;		/* parameters published so far */
+	pthread_t caller;		/* the thread that reports progress */
 };
 
 const char *
@@ -290,6 +292,11 @@ worker(void *arg)
 		}
 		if (d->p.seeded)
 			rng_free(r);
+		atomic_fetch_add(&jb->drawn, n);
+		if (d->p.progress != NULL &&
+		    pthread_equal(pthread_self(), jb->caller))
+			d->p.progress(d->p.progress_ctx,
+			    atomic_load(&jb->drawn), jb->np);
 	}
 out:
 	rng_free(own);
@@ -315,6 +322,10 @@ dp_pg(const struct dppg *d, float *const *par, size_t nm, size_t np,
 
 	atomic_init(&jb.next, 0);
 	atomic_init(&jb.err, 0);
+	atomic_init(&jb.drawn, 0);
+	jb.caller = pthread_self();
+	if (d->p.progress != NULL)
+		d->p.progress(d->p.progress_ctx, 0, np);
 	for (size_t t = 1; t < nt; t++) {
 		if (pthread_create(&th[started], NULL, worker, &jb) != 0)
 			break;
@@ -323,6 +334,8 @@ dp_pg(const struct dppg *d, float *const *par, size_t nm, size_t np,
 	worker(&jb);
 	for (size_t t = 0; t < started; t++)
 		pthread_join(th[t], NULL);
+	if (d->p.progress != NULL && atomic_load(&jb.err) == 0)
+		d->p.progress(d->p.progress_ctx, np, np);
 	return atomic_load(&jb.err);
 }
 

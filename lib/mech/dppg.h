@@ -64,7 +64,11 @@ struct dppg_params {
 	uint64_t seed;
 	const char *work_item;		/* names the seeded streams: block b
 					 * of attempt a draws from the seed and
-					 * "<work_item>/attempt/<a>/block/<b>" */
+					 * "<work_item>/attempt/<a>/block/<b>" */	/* Optional: the parameters drawn so far of one DP-PG release, out
+	 * of total (counts of the model's shape only), from the calling
+	 * thread. */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
 };
 
 /* The calibration of the mechanism (see dppg.c, dppg_new). */

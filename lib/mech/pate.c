@@ -282,6 +282,8 @@ release(const struct pate *pt, struct rng *r, const struct pate_votes *v,
 	for (size_t q = 0; q < v->q; q++) {
 		const uint32_t *c = v->count + q * v->k;
 
+		if (p->progress != NULL && q % 256 == 0)
+			p->progress(p->progress_ctx, q, v->q);
 		y[q] = -1;
 		ans[q] = 0;
 		if (p->mech == PATE_CONFIDENT) {
@@ -299,6 +301,8 @@ release(const struct pate *pt, struct rng *r, const struct pate_votes *v,
 		ans[q] = 1;
 		answered++;
 	}
+	if (p->progress != NULL)
+		p->progress(p->progress_ctx, v->q, v->q);
 	return 0;
 }
 

@@ -66,6 +66,10 @@ struct pate_params {
 	double ss_order, ss_beta, ss_sigma;	/* its order, smoothness
 					 * and noise (x smooth sensitivity) */
 	int reveal;			/* tests only: the ledger shows f, SS */
+	/* Optional: the queries voted so far of a release, out of total
+	 * (public counts only: never the number answered). */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
 };
 
 /* The vote histograms: count[q * k + j] teachers voted j on query q. */
