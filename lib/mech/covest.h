@@ -140,7 +140,7 @@ int covest_open_rows(struct covest *c, struct ts_reader *r, const char *name,
     struct tensor *hdr, size_t *d);
 
 /* The partition of the features: none; random blocks, drawn from rng or the
-^ * public seed; select, chosen at release; or from the subspace/<i>
+ * public seed; select, chosen at release; or from the subspace/<i>
  * tensors of the stream from (a covest or psdshrink stream).  Nothing
  * depends on data.  For SUB_RANDOM, m <= d is the caller's to check. */
 int covest_partition(struct covest *c, struct rng *rng,
