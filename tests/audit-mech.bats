@@ -1,14 +1,14 @@
 #!/usr/bin/env bats
 # End-to-end privacy audits (tests/audit.bash) of the mechanisms that
 # tests/audit.bats, covest.bats and dpsgd-train.bats do not reach:
-# dpsgd-train --mode dann (--protect target and source), gmm-fit's whole
-# DP-EM run (a DP start and five iterations) and teacher-vote gnmax on
-# teacher prediction streams, every query of a run at once.  Each correct
-# mechanism's lower bound stays at or below the claim read from its own
-# ledger, and is clearly above 0; each mutation control (a test-only
-# --unsafe-test-* option) gives a bound above the claim.  Fixed seeds,
-# Clopper-Pearson at alpha = 1e-7 per side: a correct mechanism fails an
-# audit with probability at most 2e-7.
+# dpsgd-train --mode dann (--protect target and source) and --mode ncm,
+# gmm-fit's whole DP-EM run (a DP start and five iterations) and
+# teacher-vote gnmax on teacher prediction streams, every query of a run
+# at once.  Each correct mechanism's lower bound stays at or below the
+# claim read from its own ledger, and is clearly above 0; each mutation
+# control (a test-only --unsafe-test-* option) gives a bound above the
+# claim.  Fixed seeds, Clopper-Pearson at alpha = 1e-7 per side: a correct
+# mechanism fails an audit with probability at most 2e-7.
 #
 # The measured bounds (seeds as written) are in each test's comment.
 # About 65 s in all on a quiet machine, most of it in python reading
@@ -323,6 +323,68 @@ EOF
 	# The ledger still claims sigma = 2.  Measured: mu_lb 2.088.
 	PRIVADA_TEST_UNSAFE=1 gnmax_audit --unsafe-test-half-noise
 	run -0 gnmax_claim
+	claim=$output
+	run -0 --separate-stderr audit_mu_lb a.p a2.p
+	audit_gt "$output" "$claim"
+}
+
+# ---- dpsgd-train --mode ncm ----
+
+# ncm_audit [OPTION...]: D is two zero rows (classes 0 and 1), D' the same
+# and a canary 1000 long along the first feature in class 0, clipped to
+# C = 1.  One release of the four class sums per run, 200000 runs per
+# input; the projection is the canary's coordinate (class 0, feature 0),
+# which it moves by C: its shift in noise standard deviations is the
+# release's mu.
+ncm_audit() {
+	printf 'a,b,label\n0,0,0\n0,0,1\n' > nd.csv
+	printf 'a,b,label\n0,0,0\n0,0,1\n1000,0,0\n' > nd2.csv
+	featurize -q --label label --dataset can nd.csv > nd.tns
+	featurize -q --label label --dataset can nd2.csv > nd2.tns
+	dpsgd-train -q --mode ncm --sigma 1 --clip 1 --classes 2 \
+		--audit-repeat 200000 -S 81 "$@" nd.tns > a.tns 2>/dev/null
+	dpsgd-train -q --mode ncm --sigma 1 --clip 1 --classes 2 \
+		--audit-repeat 200000 -S 82 "$@" nd2.tns > a2.tns 2>/dev/null
+	for f in a a2; do
+		$PY -c "
+import numpy as np
+from load import load
+T, S, E = load('$f.tns')
+np.savetxt('$f.p', T['ncm/sums'][:, 0], fmt='%r')"
+	done
+}
+
+# The claim: one Gaussian mechanism of multiplier z per run, mu = 1 / z,
+# which is what the ledger charges (RDP 200000 a / (2 z^2)).
+ncm_claim() {
+	$PY - a.tns <<'EOF'
+import sys
+import numpy as np
+from load import load
+T, S, E = load(sys.argv[1])
+o = np.array(E["orders"].split(","), float)
+r = np.array(E["rdp"].split(","), float)
+z = float(E["param.noise_multiplier"])
+assert np.allclose(r, 200000 * o / (2 * z * z), rtol=1e-12), r[:3]
+print(1 / z)
+EOF
+}
+
+@test "dpsgd-train --mode ncm: the canary's mu lower bound stays at or below 1/z" {
+	# Measured: mu_lb 0.952 against the claim 1.
+	ncm_audit
+	run -0 ncm_claim
+	claim=$output
+	run -0 --separate-stderr audit_mu_lb a.p a2.p
+	audit_le "$output" "$claim"
+	audit_gt "$output" 0.8		# the audit has power
+}
+
+@test "dpsgd-train --mode ncm: the audit catches the noise calibrated to half the sensitivity" {
+	# The broken run's ledger still claims mu = 1; its true mu is about
+	# 2.  Measured: mu_lb 1.950.
+	PRIVADA_TEST_UNSAFE=1 ncm_audit --unsafe-test-half-sensitivity
+	run -0 ncm_claim
 	claim=$output
 	run -0 --separate-stderr audit_mu_lb a.p a2.p
 	audit_gt "$output" "$claim"

@@ -10,10 +10,12 @@
 #include "dpcli.h"
 #include "dpsgd.h"
 #include "dpsgdopt.h"
+#include "fpsum.h"
 #include "labels.h"
 #include "ledger.h"
 #include "model.h"
 #include "modelcli.h"
+#include "ncm.h"
 #include "nn.h"
 #include "optim.h"
 #include "opts.h"
@@ -30,7 +32,7 @@ enum {
 	OPT_KD_TEMP, OPT_LR, OPT_SCHEDULE, OPT_MODE, OPT_MOMENTUM,
 	OPT_NESTEROV, OPT_NODP, OPT_OPTIMIZER, OPT_PATIENCE, OPT_PROTECT,
 	OPT_PUBLIC_RECORDS, OPT_SIGMA, OPT_SOURCE_FEATURES, OPT_TARGET,
-	OPT_TARGET_PUBLIC_RECORDS, OPT_UNSAFE, OPT_VAL, OPT_VAL_PUBLIC, OPT_WD
+	OPT_TARGET_PUBLIC_RECORDS, OPT_UNSAFE, OPT_UNSAFE_HALF, OPT_VAL, OPT_VAL_PUBLIC, OPT_WD
 };
 
 struct opts {
@@ -42,6 +44,9 @@ struct opts {
 	const char *sched_arg;		/* --lr-schedule as given */
 	int assume_raw, has_lr;
 	int dann;			/* --mode dann */
+	int ncm;			/* --mode ncm */
+	int unsafe_half;		/* --unsafe-test-half-sensitivity */
+	const char *sgd_opt;		/* an option of (DP-)SGD only */
 	size_t feature_layer;		/* gmm-uda: 0 = the last hidden */
 	size_t classes, freeze, nhidden, ndh;
 	size_t hidden[NN_MAX_LAYERS], dh[NN_MAX_LAYERS];
@@ -135,8 +140,8 @@ usage(int status)
 		    "0.001)\n"
 		    "      --lr-schedule KIND constant, cosine or step:E:G "
 		    "(default constant)\n"
-		    "      --mode MODE        classify (default), dann, assoc or "
-		    "gmm-uda\n"
+		    "      --mode MODE        classify (default), dann, assoc, "
+		    "gmm-uda or ncm\n"
 		    "      --momentum M       SGD momentum (default 0)\n"
 		    "      --nesterov         Nesterov momentum\n"
 		    "      --no-dp            train without privacy (the model "
@@ -162,7 +167,9 @@ usage(int status)
 		    "with --val)\n"
 		    "      --weight-decay W   L2 weight decay (default 0)\n"
 		    "      --unsafe-test-no-clip  no clipping (tests only, needs "
-		    "PRIVADA_TEST_UNSAFE=1)\n", fp);
+		    "PRIVADA_TEST_UNSAFE=1)\n"
+		    "      --unsafe-test-half-sensitivity  ncm: noise for half "
+		    "the sensitivity (tests only)\n", fp);
 	exit(status);
 }
 
@@ -258,7 +265,207 @@ record_release(struct ts_meta *meta, struct rng *rng, const struct dpsgd *t,
 }
 
 static const char *const modes[] = { "classify", "dann", "assoc",
-	"gmm-uda", NULL };
+	"gmm-uda", "ncm", NULL };
+
+/* The tool's own options that --mode ncm takes (with the shared ones). */
+static int
+ncm_option(int ch)
+{
+	static const int ok[] = { OPT_ASSUME_RAW, OPT_AUDIT, OPT_CLASSES,
+		OPT_CLIP, OPT_MODE, OPT_NODP, OPT_PUBLIC_RECORDS, OPT_SIGMA,
+		OPT_UNSAFE_HALF };
+
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+		if (ok[i] == ch)
+			return 1;
+	return 0;
+}
+
+/* Under privacy a label outside the classes is not an error (it would
+ * reveal the record): such rows are dropped, uncounted.  Say so whenever
+ * the classes are the user's number rather than a public label set's, on
+ * the options alone, never on the rows. */
+static void
+warn_dropped(const struct opts *o, const struct xyset *tr, int dp)
+{
+	if (dp && o->classes && tr->lset.source != LABEL_PUBLIC)
+		cli_warn("--classes %zu: rows labelled outside 0..%zu are "
+		    "dropped without a count (under privacy the count is "
+		    "private)", o->classes, o->classes - 1);
+}
+
+/* --mode ncm's options: a budget (-e and -d, or --sigma) or --no-dp. */
+static void
+ncm_check(const struct opts *o, struct ncm_params *np)
+{
+	if (o->sgd_opt != NULL)
+		cli_usage_error("--%s does not apply with --mode ncm",
+		    o->sgd_opt);
+	if (o->g.nodp) {
+		if (o->c.has_epsilon || o->c.has_delta || o->p.has_sigma ||
+		    o->g.clip || o->p.public_records[0] || o->p.audit ||
+		    o->unsafe_half)
+			cli_usage_error("--no-dp goes with none of --epsilon, "
+			    "--delta, --sigma, --clip, --public-records, "
+			    "--audit-repeat");
+	} else if (o->p.has_sigma) {
+		if (o->c.has_epsilon)
+			cli_usage_error("--sigma and --epsilon do not go "
+			    "together");
+	} else if (!o->c.has_epsilon || !o->c.has_delta) {
+		cli_usage_error("--mode ncm needs --epsilon and --delta, "
+		    "--sigma or --no-dp");
+	}
+	if (o->unsafe_half)
+		opts_unsafe_gate("--unsafe-test-half-sensitivity");
+	*np = (struct ncm_params){ .clip = o->g.nodp ? INFINITY : o->p.clip,
+	    .noise = !o->g.nodp && !(o->p.has_sigma && o->p.sigma == 0),
+	    .calibrate = !o->p.has_sigma, .epsilon = o->c.epsilon,
+	    .delta = o->c.delta, .sigma = o->p.sigma,
+	    .rows_bound = o->p.public_records[0] ? (double)
+	    o->p.public_records[0] : (double)FPSUM_MAX_ROWS,
+	    .repeats = o->p.audit, .unsafe_half = o->unsafe_half };
+}
+
+/* Write the audit's noised class sums: ncm/sums, f64 [runs, K d]. */
+static void
+ncm_write_audit(struct ts_writer *w, const double *all, uint64_t runs,
+    size_t len)
+{
+	uint64_t dims[2] = { runs, len };
+	struct tensor hdr;
+	int rc;
+
+	if ((rc = tensor_init(&hdr, "ncm/sums", TS_F64, 2, dims)) != 0 ||
+	    (rc = ts_write_begin(w, &hdr)) != 0 ||
+	    (rc = ts_write_rows(w, all, runs)) != 0 ||
+	    (rc = ts_write_end(w)) != 0)
+		cli_wdie(w, rc);
+	tensor_free(&hdr);
+}
+
+/* --mode ncm: the nearest class mean from one Gaussian release of the
+ * class sums (lib/mech/ncm.h). */
+static int
+run_ncm(struct opts *o, int argc, char **argv)
+{
+	struct ncm_params np;
+	struct ncm_plan pl;
+	struct xyset tr;
+	struct nn_model m;
+	struct dpsgd_setup su;
+	struct ledger_entry e;
+	struct ts_meta meta = { 0 }, prov = { 0 };
+	struct ts_writer *w;
+	struct rng *rng;
+	FILE *in, *ofp;
+	const char *label, *dataset;
+	char err[4096];
+	size_t K, nparam, len;
+	uint64_t runs;
+	double *stats, *all;
+	int rc, dp;
+
+	ncm_check(o, &np);
+	if (argc > 1)
+		cli_usage_error("at most one input file");
+	dp = !o->g.nodp;
+	in = cli_open_in(argc ? argv[0] : NULL, &label);
+	ofp = cli_out_open(o->c.output, o->c.force);
+	rng = dp ? dpcli_rng(o->c.seed, "ncm") :
+	    dpcli_rng_quiet(o->c.seed, "ncm");
+	if (dp && !np.noise)
+		cli_warn("--sigma 0: no noise: the model is NOT private");
+	if (o->unsafe_half)
+		cli_warn("--unsafe-test-half-sensitivity: the noise is for "
+		    "half the sensitivity: the model is NOT private");
+	xy_read(&tr, in, label, 1);
+	cli_close_in(in);
+	su = (struct dpsgd_setup){ .dp = dp, .classes = o->classes,
+	    .lset = &tr.lset, .y = tr.y, .n = tr.n, .d = tr.d,
+	    .mode = "ncm", .label = label };
+	if ((rc = dpsgd_setup_model(&m, NULL, &o->p, &su, &K, &nparam, err,
+	    sizeof err)) != 0)
+		setup_die(rc, err);
+	if (!dp)
+		xy_check_labels(&tr, K);
+	warn_dropped(o, &tr, dp);
+	xy_zero_rows(&tr, dp);
+	dataset = dpcli_dataset(&tr.meta, o->c.dataset, label);
+	if (np.noise && (double)tr.n > np.rows_bound)
+		cli_die(EX_DATAERR, "%s: more rows than %s %.0f", label,
+		    o->p.public_records[0] ? "--public-records" :
+		    "the bound of the floating-point error,", np.rows_bound);
+	if ((rc = ncm_plan(&pl, &np, K, tr.d, err, sizeof err)) != 0) {
+		if (rc == PV_E_OPTION)
+			cli_usage_error("%s", err);
+		cli_die(EX_SOFTWARE, "%s", err);
+	}
+	if (np.noise && o->c.verbose)
+		fprintf(stderr, "%s: ncm: %zu classes, clip %g, noise "
+		    "multiplier %.6g, noise sd of the class sums %.6g\n",
+		    cli_prog(), K, np.clip, 1 / pl.mu, pl.part.sigma);
+
+	/* One release, or --audit-repeat of them from the same rows. */
+	len = K * tr.d;
+	runs = o->p.audit ? o->p.audit : 1;
+	stats = cli_reallocarray(NULL, len, sizeof *stats);
+	all = cli_reallocarray(NULL, runs, len * sizeof *all);
+	ncm_stats(tr.X, tr.y, tr.n, tr.d, K, np.clip, stats);
+	for (uint64_t r = 0; r < runs; r++) {
+		struct rng *ri = o->p.audit ? dpcli_rng_audit(o->c.seed, "ncm",
+		    r, rng) : rng;
+
+		memcpy(all + r * len, stats, len * sizeof *stats);
+		if (np.noise && (rc = ncm_noise(&pl, ri, all + r * len, K,
+		    tr.d, err, sizeof err)) != 0)
+			cli_die(rc == PV_E_NOMEM ? EX_OSERR : EX_SOFTWARE, "%s",
+			    rc == PV_E_NOMEM ? "out of memory" : err);
+		if (ri != rng)
+			rng_free(ri);
+	}
+	ncm_model(all, K, tr.d, m.param, m.param + tr.d * K);
+
+	w = cli_writer(ofp, o->c.level);
+	if (o->p.audit)
+		ncm_write_audit(w, all, runs, len);
+	else if ((rc = model_write(w, &m)) != 0)
+		cli_wdie(w, rc);
+	cli_inherit(&meta, &tr.meta, label);
+	cli_prov_input(&prov, 0, label, tr.digest, &tr.meta);
+	if (np.noise) {
+		dpcli_entry(&e, rng, dataset, NCM_MECHANISM);
+		if (ncm_ledger_entry(&pl, &np, K, &e) != 0)
+			cli_die(EX_OSERR, "out of memory");
+		dpcli_release(&meta, &e);
+		ts_meta_free(&e.params);
+	}
+	if (!np.noise || o->unsafe_half)
+		dpcli_not_private(&meta, dataset, label);
+	dpcli_audit_mark(&meta, o->p.audit);
+	if (model_put_meta(&m, &meta) != 0 ||
+	    ts_meta_set(&meta, "train.mode", !dp ? "no_dp" : np.noise ?
+	    "dp_ncm" : "clip_only") != 0 ||
+	    ts_meta_set(&meta, "train.adapt", "ncm") != 0 ||
+	    (dp && ts_meta_setf(&meta, "train.clip", "%.17g", np.clip) != 0))
+		cli_die(EX_OSERR, "out of memory");
+	cli_prov(&meta);
+	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	if ((rc = ts_write_meta(w, &meta)) != 0 ||
+	    (rc = ts_writer_finish(w)) != 0)
+		cli_wdie(w, rc);
+	ts_writer_close(w);
+	cli_out_commit();
+	free(stats);
+	free(all);
+	model_free(&m);
+	xy_free(&tr);
+	ts_meta_free(&meta);
+	ts_meta_free(&prov);
+	rng_free(rng);
+	return 0;
+}
 
 /* The options into o; @return the index of the first operand. */
 static int
@@ -309,6 +516,8 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "target-public-records", required_argument, NULL,
 		    OPT_TARGET_PUBLIC_RECORDS },
 		{ "unsafe-test-no-clip", no_argument, NULL, OPT_UNSAFE },
+		{ "unsafe-test-half-sensitivity", no_argument, NULL,
+		    OPT_UNSAFE_HALF },
 		{ "val", required_argument, NULL, OPT_VAL },
 		{ "val-public", no_argument, NULL, OPT_VAL_PUBLIC },
 		{ "weight-decay", required_argument, NULL, OPT_WD },
@@ -320,6 +529,9 @@ parse_args(int argc, char **argv, struct opts *o)
 	    NULL)) != -1) {
 		if (opts_common(&o->c, ch, optarg, usage))
 			continue;
+		for (size_t i = 0; !ncm_option(ch) && longopts[i].name; i++)
+			if (longopts[i].val == ch)
+				o->sgd_opt = longopts[i].name;
 		switch (ch) {
 		case OPT_ASSUME_RAW:
 			o->assume_raw = 1;
@@ -417,10 +629,14 @@ parse_args(int argc, char **argv, struct opts *o)
 		case OPT_SCHEDULE:
 			parse_schedule(o, optarg);
 			break;
-		case OPT_MODE:
-			o->p.adapt = adapts[cli_choice("--mode", optarg, modes)];
+		case OPT_MODE: {
+			int i = cli_choice("--mode", optarg, modes);
+
+			o->ncm = modes[i + 1] == NULL;
+			o->p.adapt = o->ncm ? DPSGD_CLASSIFY : adapts[i];
 			o->dann = o->p.adapt == DPSGD_DANN;
 			break;
+		}
 		case OPT_MOMENTUM:
 			o->p.oc.momentum = cli_double("--momentum", optarg, 0, 1);
 			if (!(o->p.oc.momentum < 1))
@@ -477,6 +693,9 @@ parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_UNSAFE:
 			o->p.unsafe = 1;
+			break;
+		case OPT_UNSAFE_HALF:
+			o->unsafe_half = 1;
 			break;
 		case OPT_VAL:
 			o->val = optarg;
@@ -541,6 +760,8 @@ main(int argc, char **argv)
 		dpcli_assume_raw(o.c.dataset);
 	argc -= first;
 	argv += first;
+	if (o.ncm)
+		return run_ncm(&o, argc, argv);
 	if (argc > 1)
 		cli_usage_error("at most one input file");
 	if (dpsgd_check_options(&o.p, &o.g, oerr, sizeof oerr) != NULL)
@@ -626,10 +847,7 @@ main(int argc, char **argv)
 	 * would reveal the record): such rows are dropped, uncounted.  Say
 	 * so whenever the classes are the user's number rather than a public
 	 * label set's, on the options alone, never on the rows. */
-	if (src_dp && o.classes && tr.lset.source != LABEL_PUBLIC)
-		cli_warn("--classes %zu: rows labelled outside 0..%zu are "
-		    "dropped without a count (under privacy the count is "
-		    "private)", o.classes, o.classes - 1);
+	warn_dropped(&o, &tr, src_dp);
 	if (vfp != NULL) {
 		xy_read(&va, vfp, vlabel, 1);
 		cli_close_in(vfp);
