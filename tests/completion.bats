@@ -51,7 +51,7 @@ complete() {
 	run complete gmm-fit sample --mo
 	assert_output "--model"
 	run complete dpsgd-train --mode ''
-	assert_output "$(printf '%s\n' assoc classify dann gmm-uda)"
+	assert_output "$(printf '%s\n' assoc classify dann gmm-uda ncm)"
 	run complete featurize --format ''
 	assert_output "$(printf '%s\n' csv idx text)"
 	run complete tns info --format ''
