@@ -46,6 +46,7 @@ struct opts {
 	int dann;			/* --mode dann */
 	int ncm;			/* --mode ncm */
 	int unsafe_half;		/* --unsafe-test-half-sensitivity */
+	int batch_full;			/* --batch full */
 	const char *sgd_opt;		/* an option of (DP-)SGD only */
 	size_t feature_layer;		/* gmm-uda: 0 = the last hidden */
 	size_t classes, freeze, nhidden, ndh;
@@ -99,7 +100,9 @@ usage(int status)
 		    "                         from-npy), holds raw records of --dataset\n"
 		    "      --audit-repeat N   N independent trainings (tests "
 		    "only)\n"
-		    "      --batch B          (expected) batch size, default 256\n"
+		    "      --batch B          (expected) batch size, default 256; "
+		    "full: every row\n"
+		    "                         every step (q = 1)\n"
 		    "      --beta-adv W       gmm-uda: weight of the adversarial "
 		    "loss (1)\n"
 		    "      --beta-im W        gmm-uda: weight of the information "
@@ -467,6 +470,34 @@ run_ncm(struct opts *o, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * --batch full: full-batch gradient descent, every row in every step.
+ * Under privacy the batch is the size declared public, so q = B / N = 1:
+ * no sampling, no amplification, each step the plain Gaussian mechanism
+ * (rdp_sgm at q = 1 is alpha / (2 sigma^2)), and the clipped sum is
+ * divided by the declared size, not by the private count.  Without
+ * privacy the batch is every row read (set once they are: full_batch_rows).
+ */
+static void
+full_batch(struct opts *o)
+{
+	if (!o->batch_full)
+		return;
+	if (o->p.adapt != DPSGD_CLASSIFY)
+		cli_usage_error("--batch full goes with --mode classify only");
+	if (o->p.public_records[0])
+		o->p.batch = (size_t)o->p.public_records[0];
+	else if (o->g.nodp)
+		o->p.batch = DPSGD_MAX_BATCH;	/* the rows, once read */
+}
+
+static void
+full_batch_rows(struct opts *o, size_t n)
+{
+	if (o->batch_full && o->g.nodp && n > 0)
+		o->p.batch = n < DPSGD_MAX_BATCH ? n : DPSGD_MAX_BATCH;
+}
+
 /* The options into o; @return the index of the first operand. */
 static int
 parse_args(int argc, char **argv, struct opts *o)
@@ -541,8 +572,10 @@ parse_args(int argc, char **argv, struct opts *o)
 			    DPSGD_MAX_AUDIT);
 			break;
 		case OPT_BATCH:
-			o->p.batch = (size_t)cli_ll("--batch", optarg, 1,
-			    DPSGD_MAX_BATCH);
+			o->batch_full = strcmp(optarg, "full") == 0;
+			if (!o->batch_full)
+				o->p.batch = (size_t)cli_ll("--batch", optarg,
+				    1, DPSGD_MAX_BATCH);
 			break;
 		case OPT_BETA1:
 		case OPT_BETA2:
@@ -764,6 +797,7 @@ main(int argc, char **argv)
 		return run_ncm(&o, argc, argv);
 	if (argc > 1)
 		cli_usage_error("at most one input file");
+	full_batch(&o);
 	if (dpsgd_check_options(&o.p, &o.g, oerr, sizeof oerr) != NULL)
 		cli_usage_error("%s", oerr);
 	mode = o.p.mode;
@@ -804,6 +838,7 @@ main(int argc, char **argv)
 
 	xy_read(&tr, in, label, o.p.adapt != DPSGD_GMM);
 	cli_close_in(in);
+	full_batch_rows(&o, tr.n);
 	if (o.p.adapt == DPSGD_ASSOC)
 		xy_drop_unlabelled(&tr, o.c.verbose);
 	if (sfp != NULL) {
