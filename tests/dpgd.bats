@@ -91,3 +91,48 @@ EOF
 	entry m.tns > e.tsv
 	grep -qx "train.batch	60" e.tsv
 }
+
+# ---- the converged non-private reference ----
+
+@test "--no-dp --batch full converges: SURF amazon, the optimum of scikit-learn's LogisticRegression (C = 1/(n wd)), loss and caltech accuracy" {
+	$PY -c 'import importlib.util as u, sys; sys.exit(u.find_spec("sklearn") is None)' ||
+		skip "no scikit-learn"
+	local S="$TOP/data/office-caltech10-surf"
+	featurize -q --label label --dataset amazon --normalize l2 --clip 1 "$S/amazon.csv.zst" > a.tns
+	featurize -q --label label --dataset caltech --normalize l2 --clip 1 "$S/caltech.csv.zst" > c.tns
+	# Full-batch gradient descent: mean cross-entropy + wd/2 ||theta||^2
+	# (the bias included), lr 2 below 1/L (L <= 1/2 + wd for rows of norm
+	# 1), 500 steps: a contraction by (1 - 2 wd)^500 ~ e^-20.
+	run -0 --separate-stderr dpsgd-train -q --no-dp --batch full --epochs 500 \
+		--lr 2 --weight-decay 1e-2 --classes 10 -S 1 -o lr.tns a.tns
+	for t in a c; do
+		tns to-npy -q --tensor X -o X$t.npy $t.tns
+		tns to-npy -q --tensor y -o y$t.npy $t.tns
+	done
+	tns to-npy -q --tensor model/fc1/W -o W.npy lr.tns
+	tns to-npy -q --tensor model/fc1/b -o b.npy lr.tns
+	run -0 $PY - <<'EOF'
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+X = np.load("Xa.npy").astype(float); y = np.load("ya.npy").astype(int).ravel()
+Xt = np.load("Xc.npy").astype(float); yt = np.load("yc.npy").astype(int).ravel()
+n, wd = len(y), 1e-2
+def obj(W, b):
+    Z = X @ W + b
+    Z -= Z.max(1, keepdims=True)
+    ce = -(Z[np.arange(n), y] - np.log(np.exp(Z).sum(1))).mean()
+    return ce + wd / 2 * ((W ** 2).sum() + (b ** 2).sum())
+# sklearn minimises ||theta||^2 / 2 + C sum CE: ours times 1 / wd with
+# C = 1 / (n wd); a column of ones penalises the bias like the weights.
+m = LogisticRegression(C=1 / (n * wd), fit_intercept=False, tol=1e-10,
+                       max_iter=10000).fit(np.hstack([X, np.ones((n, 1))]), y)
+Ws, bs = m.coef_[:, :-1].T, m.coef_[:, -1]
+W = np.load("W.npy").astype(float); b = np.load("b.npy").astype(float).ravel()
+fs, f = obj(Ws, bs), obj(W, b)
+acc = lambda W, b: np.mean(np.argmax(Xt @ W + b, 1) == yt)
+assert abs(f - fs) < 1e-6 * fs, (f, fs)
+assert abs(W - Ws).max() < 1e-3, abs(W - Ws).max()
+assert abs(acc(W, b) - acc(Ws, bs)) < 0.005, (acc(W, b), acc(Ws, bs))
+print(f, fs, acc(W, b), acc(Ws, bs))
+EOF
+}
