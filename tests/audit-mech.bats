@@ -2,7 +2,8 @@
 # End-to-end privacy audits (tests/audit.bash) of the mechanisms that
 # tests/audit.bats, covest.bats and dpsgd-train.bats do not reach:
 # dpsgd-train --mode dann (--protect target and source) and --mode ncm,
-# gmm-fit's whole DP-EM run (a DP start and five iterations) and
+# --normalize dp's statistics (through the helper dpnorm-audit, which
+# calls lib/mech/dpnorm as the tool does), gmm-fit's whole DP-EM run (a DP start and five iterations) and
 # teacher-vote gnmax on teacher prediction streams, every query of a run
 # at once.  Each correct mechanism's lower bound stays at or below the
 # claim read from its own ledger, and is clearly above 0; each mutation
@@ -386,6 +387,35 @@ EOF
 	PRIVADA_TEST_UNSAFE=1 ncm_audit --unsafe-test-half-sensitivity
 	run -0 ncm_claim
 	claim=$output
+	run -0 --separate-stderr audit_mu_lb a.p a2.p
+	audit_gt "$output" "$claim"
+}
+
+# ---- dpsgd-train --normalize dp (lib/mech/dpnorm) ----
+
+# dpnorm_audit [-b]: the helper dpnorm-audit releases the sums and sums of
+# squares of two zero rows (D) or of those and a canary clipped to C = 4
+# (D'), 200000 times each, multiplier 1; one likelihood-ratio projection
+# per release.  The claim is the plan's mu, on the helper's stderr.
+dpnorm_audit() {
+	dpnorm-audit "$@" -n 200000 -S 91 > a.p 2> claim
+	dpnorm-audit "$@" -c -n 200000 -S 92 > a2.p 2>/dev/null
+}
+
+@test "dpsgd-train --normalize dp: the canary's mu lower bound stays at or below the claim" {
+	# Measured: mu_lb 0.951 against the claim 1.
+	dpnorm_audit
+	claim=$(awk '$1 == "claim_mu" { print $2 }' claim)
+	run -0 --separate-stderr audit_mu_lb a.p a2.p
+	audit_le "$output" "$claim"
+	audit_gt "$output" 0.8		# the audit has power
+}
+
+@test "dpsgd-train --normalize dp: the audit catches the sums of squares calibrated to C instead of C^2" {
+	# True mu sqrt(1/2 + 8) = 2.92 against the claim 1.  Measured:
+	# mu_lb 2.841.
+	dpnorm_audit -b
+	claim=$(awk '$1 == "claim_mu" { print $2 }' claim)
 	run -0 --separate-stderr audit_mu_lb a.p a2.p
 	audit_gt "$output" "$claim"
 }

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "dpcli.h"
+#include "dpnorm.h"
 #include "dpsgd.h"
 #include "dpsgdopt.h"
 #include "fpsum.h"
@@ -29,7 +30,7 @@ enum {
 	OPT_BETA2, OPT_BETA3, OPT_BETA_ADV, OPT_BETA_IM, OPT_BETA_KD,
 	OPT_CLASSES, OPT_CLIP, OPT_DOMAIN_HIDDEN, OPT_EPOCHS, OPT_EXACT,
 	OPT_FEATURE_LAYER, OPT_FREEZE, OPT_GRL_MAX, OPT_HIDDEN, OPT_INIT,
-	OPT_KD_TEMP, OPT_LR, OPT_SCHEDULE, OPT_MODE, OPT_MOMENTUM,
+	OPT_KD_TEMP, OPT_LR, OPT_NORMALIZE, OPT_SCHEDULE, OPT_MODE, OPT_MOMENTUM,
 	OPT_NESTEROV, OPT_NODP, OPT_OPTIMIZER, OPT_PATIENCE, OPT_PROTECT,
 	OPT_PUBLIC_RECORDS, OPT_SIGMA, OPT_SOURCE_FEATURES, OPT_TARGET,
 	OPT_TARGET_PUBLIC_RECORDS, OPT_UNSAFE, OPT_UNSAFE_HALF, OPT_VAL, OPT_VAL_PUBLIC, OPT_WD
@@ -47,6 +48,7 @@ struct opts {
 	int ncm;			/* --mode ncm */
 	int unsafe_half;		/* --unsafe-test-half-sensitivity */
 	int batch_full;			/* --batch full */
+	double norm_sigma, norm_clip;	/* --normalize dp:SIGMA[:C]; 0: none */
 	const char *sgd_opt;		/* an option of (DP-)SGD only */
 	size_t feature_layer;		/* gmm-uda: 0 = the last hidden */
 	size_t classes, freeze, nhidden, ndh;
@@ -149,6 +151,10 @@ usage(int status)
 		    "      --nesterov         Nesterov momentum\n"
 		    "      --no-dp            train without privacy (the model "
 		    "is raw-derived)\n"
+		    "      --normalize dp:S[:C]  standardise the inputs with DP "
+		    "means and variances\n"
+		    "                         (noise multiplier S, rows clipped "
+		    "to C, default 1)\n"
 		    "      --optimizer NAME   sgd (default) or adam\n"
 		    "      --patience N       stop after N epochs without "
 		    "improvement on --val\n"
@@ -208,6 +214,26 @@ parse_schedule(struct opts *o, const char *arg)
 		cli_usage_error("invalid --lr-schedule '%s': expected "
 		    "constant, cosine or step:EPOCHS:GAMMA", arg);
 	}
+}
+
+/* --normalize dp:SIGMA[:C]: the joint noise multiplier of the DP
+ * statistics and the rows' clip bound (default 1). */
+static void
+parse_normalize(struct opts *o, const char *arg)
+{
+	char *end;
+
+	if (strncmp(arg, "dp:", 3) != 0)
+		cli_usage_error("invalid --normalize '%s': expected "
+		    "dp:SIGMA[:C]", arg);
+	errno = 0;
+	o->norm_sigma = strtod(arg + 3, &end);
+	if (end == arg + 3 || errno == ERANGE || !(o->norm_sigma > 0) ||
+	    !(o->norm_sigma <= 1e6) || (*end != '\0' && *end != ':'))
+		cli_usage_error("invalid --normalize '%s': SIGMA must be in "
+		    "(0, 1e6]", arg);
+	o->norm_clip = *end == ':' ? cli_double("--normalize", end + 1,
+	    NN_CLIP_MIN, NN_CLIP_MAX) : 1;
 }
 
 /* ---- the trainer ---- */
@@ -330,18 +356,18 @@ ncm_check(const struct opts *o, struct ncm_params *np)
 	    .repeats = o->p.audit, .unsafe_half = o->unsafe_half };
 }
 
-/* Write the audit's noised class sums: ncm/sums, f64 [runs, K d]. */
+/* Write the f64 tensor name: [rows, len], or [len] when rows is 0. */
 static void
-ncm_write_audit(struct ts_writer *w, const double *all, uint64_t runs,
-    size_t len)
+write_f64(struct ts_writer *w, const char *name, const double *v,
+    uint64_t rows, size_t len)
 {
-	uint64_t dims[2] = { runs, len };
+	uint64_t dims[2] = { rows, len };
 	struct tensor hdr;
 	int rc;
 
-	if ((rc = tensor_init(&hdr, "ncm/sums", TS_F64, 2, dims)) != 0 ||
-	    (rc = ts_write_begin(w, &hdr)) != 0 ||
-	    (rc = ts_write_rows(w, all, runs)) != 0 ||
+	if ((rc = tensor_init(&hdr, name, TS_F64, rows ? 2 : 1, rows ? dims :
+	    dims + 1)) != 0 || (rc = ts_write_begin(w, &hdr)) != 0 ||
+	    (rc = ts_write_rows(w, v, rows ? rows : len)) != 0 ||
 	    (rc = ts_write_end(w)) != 0)
 		cli_wdie(w, rc);
 	tensor_free(&hdr);
@@ -431,7 +457,7 @@ run_ncm(struct opts *o, int argc, char **argv)
 
 	w = cli_writer(ofp, o->c.level);
 	if (o->p.audit)
-		ncm_write_audit(w, all, runs, len);
+		write_f64(w, "ncm/sums", all, runs, len);
 	else if ((rc = model_write(w, &m)) != 0)
 		cli_wdie(w, rc);
 	cli_inherit(&meta, &tr.meta, label);
@@ -498,6 +524,69 @@ full_batch_rows(struct opts *o, size_t n)
 		o->p.batch = n < DPSGD_MAX_BATCH ? n : DPSGD_MAX_BATCH;
 }
 
+/* --normalize: its combinations. */
+static void
+normalize_check(const struct opts *o)
+{
+	if (o->norm_sigma == 0)
+		return;
+	if (o->p.adapt != DPSGD_CLASSIFY)
+		cli_usage_error("--normalize goes with --mode classify only");
+	if (o->g.nodp)
+		cli_usage_error("--normalize dp needs privacy: without it, "
+		    "standardise with public statistics (featurize)");
+	if (o->init != NULL)
+		cli_usage_error("--normalize and --init do not go together "
+		    "(the model's first layer reads raw rows)");
+	if (o->p.audit)
+		cli_usage_error("--normalize and --audit-repeat do not go "
+		    "together");
+}
+
+/* --normalize: release the DP means and variances of tr's rows and
+ * standardise them.  Exit 64 on a bad plan, 71/70 on failure. */
+static void
+normalize_rows(const struct opts *o, struct xyset *tr, struct rng *rng,
+    struct dpnorm *nrm, double **mean, double **sd)
+{
+	double *stats;
+	char err[256];
+	int rc;
+
+	if ((rc = dpnorm_plan(nrm, o->norm_sigma, o->norm_clip,
+	    (double)o->p.public_records[0], tr->d, 0, err, sizeof err)) != 0)
+		cli_usage_error("%s", err);
+	stats = cli_reallocarray(NULL, 2 * tr->d, sizeof *stats);
+	*mean = cli_reallocarray(NULL, tr->d, sizeof **mean);
+	*sd = cli_reallocarray(NULL, tr->d, sizeof **sd);
+	if ((rc = dpnorm_release(nrm, rng, tr->X, tr->n, tr->d, stats, err,
+	    sizeof err)) != 0)
+		cli_die(rc == PV_E_NOMEM ? EX_OSERR : EX_SOFTWARE, "%s",
+		    rc == PV_E_NOMEM ? "out of memory" : err);
+	dpnorm_finish(nrm, stats, tr->d, *mean, *sd);
+	dpnorm_apply(tr->X, tr->n, tr->d, *mean, *sd);
+	free(stats);
+	if (o->c.verbose)
+		fprintf(stderr, "%s: --normalize: noise multiplier %.6g, "
+		    "noise sd of the sums %.6g, of the squares %.6g\n",
+		    cli_prog(), 1 / nrm->mu, nrm->part[0].sigma,
+		    nrm->part[1].sigma);
+}
+
+/* The normalisation's release entry, its own in the ledger. */
+static void
+record_normalize(struct ts_meta *meta, struct rng *rng,
+    const struct dpnorm *nrm, size_t d, const char *dataset)
+{
+	struct ledger_entry e;
+
+	dpcli_entry(&e, rng, dataset, "gaussian");
+	if (dpnorm_ledger_entry(nrm, d, &e) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	dpcli_release(meta, &e);
+	ts_meta_free(&e.params);
+}
+
 /* The options into o; @return the index of the first operand. */
 static int
 parse_args(int argc, char **argv, struct opts *o)
@@ -535,6 +624,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "momentum", required_argument, NULL, OPT_MOMENTUM },
 		{ "nesterov", no_argument, NULL, OPT_NESTEROV },
 		{ "no-dp", no_argument, NULL, OPT_NODP },
+		{ "normalize", required_argument, NULL, OPT_NORMALIZE },
 		{ "optimizer", required_argument, NULL, OPT_OPTIMIZER },
 		{ "patience", required_argument, NULL, OPT_PATIENCE },
 		{ "protect", required_argument, NULL, OPT_PROTECT },
@@ -682,6 +772,9 @@ parse_args(int argc, char **argv, struct opts *o)
 		case OPT_NODP:
 			o->g.nodp = 1;
 			break;
+		case OPT_NORMALIZE:
+			parse_normalize(o, optarg);
+			break;
 		case OPT_OPTIMIZER:
 			o->p.oc.kind = cli_choice("--optimizer", optarg,
 			    optimizers) == 0 ? OPTIM_SGD : OPTIM_ADAM;
@@ -784,6 +877,8 @@ main(int argc, char **argv)
 	double t_start = cli_now();
 	uint64_t idigest = 0;
 	float *all = NULL;
+	struct dpnorm nrm;
+	double *nmean = NULL, *nsd = NULL;
 	int rc, nin = 0, src_dp, mode, first;
 
 	cli_init(argv[0], argc, argv);
@@ -798,6 +893,7 @@ main(int argc, char **argv)
 	if (argc > 1)
 		cli_usage_error("at most one input file");
 	full_batch(&o);
+	normalize_check(&o);
 	if (dpsgd_check_options(&o.p, &o.g, oerr, sizeof oerr) != NULL)
 		cli_usage_error("%s", oerr);
 	mode = o.p.mode;
@@ -832,6 +928,9 @@ main(int argc, char **argv)
 	    dpcli_rng(o.c.seed, DPSGD_WORK_ITEM);
 	if (mode == DPSGD_CLIP_ONLY)
 		cli_warn("--sigma 0: no noise: the model is NOT private");
+	if (o.norm_sigma > 0 && o.c.has_epsilon)
+		cli_warn("--normalize: its release adds to the training's "
+		    "--epsilon (rdp-account ledger reports the total)");
 	if (o.p.unsafe)
 		cli_warn("--unsafe-test-no-clip: gradients are not clipped: the "
 		    "model is NOT private");
@@ -839,6 +938,8 @@ main(int argc, char **argv)
 	xy_read(&tr, in, label, o.p.adapt != DPSGD_GMM);
 	cli_close_in(in);
 	full_batch_rows(&o, tr.n);
+	if (o.norm_sigma > 0)
+		normalize_rows(&o, &tr, rng, &nrm, &nmean, &nsd);
 	if (o.p.adapt == DPSGD_ASSOC)
 		xy_drop_unlabelled(&tr, o.c.verbose);
 	if (sfp != NULL) {
@@ -891,6 +992,8 @@ main(int argc, char **argv)
 			    vlabel, va.d, label, tr.d);
 		xy_check_labels(&va, K);
 		nn_zero_nonfinite_rows(va.X, va.n, va.d);
+		if (o.norm_sigma > 0)
+			dpnorm_apply(va.X, va.n, va.d, nmean, nsd);
 		vap = &va;
 	}
 
@@ -966,8 +1069,11 @@ main(int argc, char **argv)
 		    (unsigned long long)sm.steps, pl[i].sigma, o.p.clip,
 		    pl[i].clip_row, pl[i].noise_std);
 		if (pl[i].eps >= 0)
-			fprintf(stderr, "%s: (%.6g, %g)-DP for dataset %s\n",
-			    cli_prog(), pl[i].eps, o.c.delta, dataset[i]);
+			fprintf(stderr, "%s: (%.6g, %g)-DP for dataset %s%s\n",
+			    cli_prog(), pl[i].eps, o.c.delta, dataset[i],
+			    i == 0 && o.norm_sigma > 0 ? " (the training; "
+			    "--normalize adds its release: rdp-account ledger "
+			    "composes them)" : "");
 	}
 
 	/* Train: once, or --audit-repeat times from the same input. */
@@ -981,6 +1087,10 @@ main(int argc, char **argv)
 
 	/* The output: the model (and the domain classifier), then the
 	 * stream metadata. */
+	/* Trained on standardised rows: the map goes into the first layer,
+	 * so the model reads raw rows. */
+	if (o.norm_sigma > 0)
+		dpnorm_fold(&m, nmean, nsd);
 	w = cli_writer(ofp, o.c.level);
 	if (o.p.audit) {
 		if ((rc = dpsgd_write_audit(w, &m.net, "model", all, np,
@@ -992,6 +1102,11 @@ main(int argc, char **argv)
 	    (o.p.adapt == DPSGD_GMM && (rc = model_write_net(w, &gnets.dom,
 	    m.param, "domain")) != 0))
 		cli_wdie(w, rc);
+	/* The released normalisation (post-processing of its release). */
+	if (o.norm_sigma > 0) {
+		write_f64(w, "normalize/mean", nmean, 0, tr.d);
+		write_f64(w, "normalize/sd", nsd, 0, tr.d);
+	}
 	cli_inherit(&meta, &tr.meta, label);
 	cli_prov_input(&prov, nin++, label, tr.digest, &tr.meta);
 	if (o.dann || o.p.adapt == DPSGD_ASSOC) {
@@ -1020,6 +1135,8 @@ main(int argc, char **argv)
 	mi.freeze = o.freeze;
 	if (dpsgd_mark_raw(dp, &meta, &mi, err, sizeof err) != 0)
 		cli_die(EX_DATAERR, "%s: %s", label, err);
+	if (o.norm_sigma > 0)
+		record_normalize(&meta, rng, &nrm, tr.d, dataset[0]);
 	for (size_t i = 0; i < nst; i++) {
 		if (pl[i].release)
 			record_release(&meta, rng, dp, i, dataset[i]);
@@ -1046,6 +1163,8 @@ main(int argc, char **argv)
 
 	dpsgd_free(dp);
 	free(all);
+	free(nmean);
+	free(nsd);
 	model_free(&m);
 	xy_free(&tr);
 	if (tfp != NULL)
