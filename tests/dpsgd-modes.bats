@@ -91,7 +91,7 @@ acc() {
 		[[ $output == *"--$opt "* ]]
 		grep -q "^\.It Fl -$opt" "$TOP/man/dpsgd-train.1"
 	done
-	[[ $output == *"classify (default), dann, assoc or gmm-uda"* ]]
+	[[ $output == *"classify (default), dann, assoc, gmm-uda or ncm"* ]]
 	synopsis_matches dpsgd-train
 }
 
