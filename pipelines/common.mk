@@ -59,3 +59,8 @@ param_check = $(if $(filter-out $(PARAMS_COVERED) $(PARAMS_IN_PATH),$(PARAMS_DEC
 
 FORCE:
 .PHONY: FORCE
+
+# The stamp every report carries (issue 16): the tools' version, the
+# commit they were built from (with "-dirty" when the tree had changes)
+# and the date.  Computed when a report is made (a recursive variable).
+RESULT_STAMP = privada $(shell $(B)/featurize --version 2>/dev/null | awk '{ print $$NF }'), commit $(shell git -C $(TOP) describe --always --dirty 2>/dev/null || echo unknown), $(shell date -u +%Y-%m-%d)

@@ -1,19 +1,25 @@
 # markdown.awk: results.tsv (summarize.awk) to a Markdown report, one
-# table per method: a row per task, a column per epsilon (mean ± sd over
-# the repeats), then the published numbers of -v refs, then a mean row,
+# table per method: a row per task, a column per epsilon (mean ± the
+# half-width of a 95% Student-t interval over the repeats), then the published numbers of -v refs, then a mean row,
 # the largest epsilon accounted by rdp-account over the datasets and
 # tasks, whether the accuracies are private (results.tsv acc_private: "no"
 # when computed without privacy on rows of a protected dataset), and the
 # mean wall time of a run.
 #
-#   awk -v title=T [-v intro=FILE] [-v refs=FILE] [-v names=FILE] -f markdown.awk results.tsv
+#   awk -v title=T [-v stamp=S] [-v intro=FILE] [-v refs=FILE] [-v names=FILE] -f markdown.awk results.tsv
 #
+# stamp: the version and commit line (common.mk RESULT_STAMP), printed
+# under the title.
 # intro: Markdown copied after the title.  refs: tsv lines "task method
 # label value" (method * for every method; lines starting with # skipped):
 # a column "label" per distinct label.  names: tsv lines "method heading"
 # (the table's heading; default the method's name).
 BEGIN {
 	FS = OFS = "\t"
+	# t quantiles of 0.975 for 1 .. 30 degrees of freedom; 1.96 beyond.
+	split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 2.228 " \
+	    "2.201 2.179 2.160 2.145 2.131 2.120 2.110 2.101 2.093 2.086 " \
+	    "2.080 2.074 2.069 2.064 2.060 2.056 2.052 2.048 2.045 2.042", tq, " ")
 	if (refs != "") {
 		while ((r = getline line < refs) > 0) {
 			if (line ~ /^#/ || line == "")
@@ -67,6 +73,7 @@ NR == 1 {
 	}
 }
 
+function half95(sd, n) { return (n > 31 ? 1.96 : tq[n - 1]) * sd / sqrt(n) }
 function label(t) { gsub(/->/, "→", t); return t }
 function mean_ref(mt, lab,    i, s, c, k) {
 	for (i = 1; i <= nt; i++) {
@@ -91,6 +98,10 @@ END {
 		exit 2
 	print "# " title
 	print ""
+	if (stamp != "") {
+		print "_" stamp "; accuracy: mean ± half-width of the 95% interval over the repeats (Student t)._"
+		print ""
+	}
 	if (intro != "") {
 		while ((getline line < intro) > 0)
 			print line
@@ -124,7 +135,7 @@ END {
 				if ((t, mt, e) in acc) {
 					any = 1
 					row = row sprintf(" | %.1f", acc[t, mt, e]) \
-					    (reps[mt, e] > 1 ? sprintf(" ± %.1f", sd[t, mt, e]) : "")
+					    (reps[mt, e] > 1 ? sprintf(" ± %.1f", half95(sd[t, mt, e], reps[mt, e])) : "")
 				} else
 					row = row " | "
 			}

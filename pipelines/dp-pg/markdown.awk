@@ -22,6 +22,10 @@ NR == 1 {
 END {
 	print "# dp-pg: DP-PG (paper 002) on Fashion-MNIST, with membership inference"
 	print ""
+	if (stamp != "") {
+		print "_" stamp "_"
+		print ""
+	}
 	printf "M = %d logistic-regression models on disjoint partitions of the " \
 	    "training rows (images %s); test accuracy on the test split; " \
 	    "membership inference by `mia-eval --attack loss` (members: the " \

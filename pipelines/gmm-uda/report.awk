@@ -68,6 +68,10 @@ function table(grp,   i, j, line, k) {
 END {
 	print "# gmm-uda on the Amazon reviews (paper 003's pipeline, made DP)"
 	print ""
+	if (stamp != "") {
+		print "_" stamp "_"
+		print ""
+	}
 	print "Target test accuracy (%) with, in brackets, the epsilon that"
 	print "`rdp-account ledger` gives the source dataset for what the source"
 	printf "side publishes (δ = %s), averaged over %d pair(s)%s", delta, np,

@@ -1,0 +1,95 @@
+#!/usr/bin/env bats
+# pipelines/dp-vision in miniature: Fashion-MNIST (Debian
+# dataset-fashion-mnist) reduced to 1% of the training rows and 2% of the
+# test rows (public seeded splits), every method at one epsilon with two
+# repeats and a few epochs, in a scratch output directory.  Made once in
+# setup_file; the tests check the table against the tools' own reports,
+# the 95% intervals against an independent computation, the ledgers and
+# the report's stamp.
+
+load test_helper
+
+VIS="$TOP/pipelines/dp-vision"
+BIN="${PRIVADA_BIN:-$TOP/build/bin}"
+SMALL=(TRAIN_FRACTION=0.01 TEST_FRACTION=0.02 EPS=3 "SEEDS=1 2"
+	"DP_COMMON=--classes 10 --batch 128 --lr 2 --momentum 0.9 --clip 0.1 --epochs 3"
+	"NP_LR_OPTS=--classes 10 --batch 64 --lr 0.1 --epochs 3"
+	"NP_MLP_OPTS=--classes 10 --batch 64 --lr 0.1 --epochs 3 --hidden 16"
+	"SCATTER_MLP_OPTS=--classes 10 --batch 128 --lr 2 --clip 0.1 --epochs 3 --hidden 16")
+
+vis() {
+	local dir=$1
+	shift
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$VIS" \
+		--no-print-directory OUT="$dir/out" B="$BIN" "${SMALL[@]}" "$@"
+}
+
+setup_file() {
+	local dir="$BATS_FILE_TMPDIR"
+	vis "$dir" > "$dir/make.out" 2> "$dir/make.err"
+	echo $? > "$dir/make.status"
+}
+
+setup() {
+	OUT="$BATS_FILE_TMPDIR/out"
+	cd "$BATS_FILE_TMPDIR"
+}
+
+@test "dp-vision: make writes a row per method and epsilon, each private where DP" {
+	run -0 cat make.status
+	run -0 cut -f 1-4,9,10 "$OUT/results.tsv"
+	local m want=$'task\tmethod\tepsilon\treps\tverdict\tacc_private'
+	for m in pixels-lr scatter-lr scatter-mlp scatter-ncm; do
+		want+=$'\n'"fmnist	$m	np	2	not_private	yes"$'\n'"fmnist	$m	3	2	private	yes"
+	done
+	[ "$output" = "$want" ]
+	# Every DP run spent at most its epsilon on fmnist, and nothing else.
+	run -0 awk -F '\t' 'NR > 1 && $3 == 3 { split($7, a, "="); if (a[1] != "fmnist" || a[2] + 0 > 3.0000001) print }' "$OUT/results.tsv"
+	assert_output ''
+}
+
+@test "dp-vision: the scatter features are 3969 group-normalised values per image" {
+	run -0 "$BIN/tns" info "$OUT/data/train-scatter.tns"
+	assert_output --partial '3969'
+	# GroupNorm 27: each row has squared norm 3969 * var/(var + 1e-5) <= 3969.
+	run -0 "$BIN/tns" to-npy -o "$BATS_TEST_TMPDIR/x.npy" "$OUT/data/train-scatter.tns" X
+	run -0 $PY -c '
+import numpy as np, sys
+x = np.load(sys.argv[1]).astype(np.float64)
+n = (x * x).sum(1)
+assert x.shape[1] == 3969, x.shape
+assert n.max() <= 3969 * (1 + 1e-4) and n.min() > 3900, (n.min(), n.max())
+g = x.reshape(len(x), 27, -1)
+assert abs(g.mean(2)).max() < 1e-4
+' "$BATS_TEST_TMPDIR/x.npy"
+}
+
+@test "dp-vision: results.md gives mean and 95% interval, the stamp and the published numbers" {
+	run -0 head -3 "$OUT/results.md"
+	assert_output --regexp 'privada [0-9.]+, commit [0-9a-f]+'
+	# The interval: t(0.975, 1) * sd / sqrt(2), from results.tsv.
+	local row acc sd want
+	row=$(awk -F '\t' '$2 == "scatter-lr" && $3 == 3' "$OUT/results.tsv")
+	acc=$(cut -f 5 <<< "$row")
+	sd=$(cut -f 6 <<< "$row")
+	want=$($PY -c "import sys; from scipy.stats import t; a, s = map(float, sys.argv[1:]); print('%.1f ± %.1f' % (a, t.ppf(0.975, 1) * s / 2 ** 0.5))" "$acc" "$sd")
+	grep -qF "| fmnist | " "$OUT/results.md"
+	grep -F "$want" "$OUT/results.md"
+	grep -qF '89.7' "$OUT/results.md"
+	grep -qF 'NOT private' "$OUT/results.md"
+	[ "$(head -c 4 "$OUT/accuracy-fmnist.png" | tail -c 3)" = PNG ]
+}
+
+@test "dp-vision: a run is redone only when its parameters change" {
+	run -0 vis "$BATS_FILE_TMPDIR" -n
+	refute_output --partial 'dpsgd-train'
+	run -0 vis "$BATS_FILE_TMPDIR" -n SCATTER=1:8
+	assert_output --partial 'train-scatter.tns'
+	refute_output --partial 'train-pixels.tns'
+	refute_output --partial 'model/pixels-lr'
+	assert_output --partial 'model/scatter-lr-e3-r1'
+	run -0 vis "$BATS_FILE_TMPDIR" -n 'NCM_OPTS=--classes 10 --mode ncm --clip 10'
+	assert_output --partial 'model/scatter-ncm-e3-r2'
+	refute_output --partial 'model/scatter-lr'
+	refute_output --partial 'featurize'
+}
