@@ -9,7 +9,8 @@ load test_helper
 
 PRIMA="$TOP/pipelines/prima"
 BIN="${PRIVADA_BIN:-$TOP/build/bin}"
-SMALL=(TASKS=surf/amazon:dslr EPS=2 REPS=1 EPOCHS=2)
+SMALL=(TASKS=surf/amazon:dslr EPS=2 REPS=1 EPOCHS=2 CLASSIFIERS=sgd
+	"NP_OPTS=--batch full --epochs 20 --lr 2 --weight-decay 3e-4")
 
 # prima DIR ARGS...: make the experiment into DIR/out, hermetically.
 prima() {
@@ -138,8 +139,10 @@ steps() {
 @test "each overridden parameter remakes exactly the steps it reaches" {
 	run -0 steps
 	assert_output " "
-	ALL="coral-align covest dpsgd-train featurize predict psdshrink rdp-account"
-	COV="coral-align covest dpsgd-train predict psdshrink rdp-account"
+	# tns: the shrinkage of every new PSD covariance is read back for the
+	# report's "Does adaptation pay under DP?" (issue 16).
+	ALL="coral-align covest dpsgd-train featurize predict psdshrink rdp-account tns"
+	COV="coral-align covest dpsgd-train predict psdshrink rdp-account tns"
 	run -0 steps CLIP_ROWS=0.5
 	assert_output "$ALL +noadapt"
 	for v in COV_CLIP=2 COV_MEAN=estimate SUBSPACES=random:4 PART_SEED=7 SELECT_K=50 \
@@ -149,7 +152,7 @@ steps() {
 	done
 	for v in PSD=eigclip SHRINK_TARGET=identity; do
 		run -0 steps $v
-		assert_output "coral-align dpsgd-train predict psdshrink rdp-account " || { echo "$v"; return 1; }
+		assert_output "coral-align dpsgd-train predict psdshrink rdp-account tns " || { echo "$v"; return 1; }
 	done
 	for v in ALIGN=sa REG=1e-3 SA_DIM=5; do
 		run -0 steps $v
@@ -277,4 +280,51 @@ noadapt private"
 2
 2
 2"
+}
+
+# Issue 16: the small-data classifiers as options of both arms, the
+# converged NOT-private reference, and the report's "Does adaptation pay
+# under DP?" section with the shrinkage psdshrink chose for every block.
+@test "CLASSIFIERS adds full-batch DP-GD and DP-NCM rows; the report compares the arms with the measured alpha" {
+	local dir=$BATS_TEST_TMPDIR
+	cp -a "$OUT" "$dir/out"
+	run -0 prima "$dir" "CLASSIFIERS=sgd gd ncm" GD_EPOCHS=3
+	run -0 cut -f 2,3 "$dir/out/results.tsv"
+	assert_output "method	epsilon
+prima	2
+prima	np
+noadapt	2
+noadapt	np
+prima-gd	2
+prima-gd	np
+noadapt-gd	2
+noadapt-gd	np
+prima-ncm	2
+prima-ncm	np
+noadapt-ncm	2
+noadapt-ncm	np"
+	# Every DP row private at 2, every np row NOT private.
+	run -0 awk -F '\t' 'NR > 1 && (($3 == 2) != ($9 == "private")) { print }' "$dir/out/results.tsv"
+	refute_output
+	# The np classifier is the converged reference, without privacy.
+	run -0 "$BIN/tns" info "$dir/out/model/noadapt-surf-amazon-np-r1.tns"
+	assert_output --partial 'NOT private'
+	assert_line --regexp '^ +train\.mode +no_dp$'
+	assert_line --regexp '^ +train\.batch +958$'
+	run -0 "$BIN/tns" info "$dir/out/model/noadapt-ncm-surf-amazon-2-r1.tns"
+	assert_line --regexp '^ +train\.mode +dp_ncm$'
+	# alpha.tsv: one line per block of the two DP covariances, each the
+	# psd.alpha of that tensor.
+	run -0 awk 'NR > 1 { n++ } END { print n }' "$dir/out/alpha.tsv"
+	assert_output 16
+	local f=surf-amazon-src-2-r1 want
+	want=$("$BIN/tns" info --format json "$dir/out/psd/$f.tns" | $PY -c '
+import json, sys
+d = json.load(sys.stdin)
+t = d["tensors"] if "tensors" in d else d[0]["tensors"]
+print(" ".join(x["metadata"]["psd.alpha"] for x in t if x["name"].startswith("cov/")))')
+	run -0 awk -F '\t' -v f=$f '$1 == f { printf "%s%s", s, $3; s = " " }' "$dir/out/alpha.tsv"
+	assert_output "$want"
+	grep -q '^## Does adaptation pay under DP?' "$dir/out/results.md"
+	grep -Eq '^\| surf \| DP nearest class mean \| 2 \| [-+][0-9.]+ \| [01] / 1 \| [0-9.e-]+ \| [0-9]+ / 16 \|$' "$dir/out/results.md"
 }

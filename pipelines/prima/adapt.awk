@@ -11,11 +11,14 @@
 BEGIN { FS = OFS = "\t" }
 FNR == 1 { file++; next }
 file == 1 {
-	if ($2 != "prima" && $2 != "noadapt")
+	if ($2 !~ /^(prima|noadapt)(-[a-z]+)?$/)
 		next
 	ds = ($1 ~ /^(amazon|caltech|dslr|webcam)->/) ? "surf" : "amz"
-	acc[ds, $1, $2, $3] = $5
+	arm = $2; sub(/-.*/, "", arm)
+	clf = $2; if (!sub(/^[a-z]+-/, "", clf)) clf = "sgd"
+	acc[ds, $1, arm, clf, $3] = $5
 	if (!((ds, $3) in seen)) { seen[ds, $3] = 1; epsl[ds, ++ne[ds]] = $3 }
+	if (!(clf in cseen)) { cseen[clf] = 1; clfl[++nc] = clf }
 	if (!((ds, $1) in tseen)) { tseen[ds, $1] = 1; task[ds, ++nt[ds]] = $1 }
 	if (!(ds in dseen)) { dseen[ds] = 1; dsl[++nd] = ds }
 	next
@@ -34,31 +37,32 @@ function median(ds, e,    i, j, t, m) {
 	return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
 }
 END {
+	cname["sgd"] = "DP-SGD"; cname["gd"] = "full-batch DP-GD"; cname["ncm"] = "DP nearest class mean"
 	print "## Does adaptation pay under DP?"
 	print ""
 	print "PRIMA spends part of each budget on covariances; psdshrink then mixes each noisy covariance block with its diagonal, choosing the smallest α that makes it positive definite (α = 1: the noisy covariance is replaced by the diagonal alone, the noise dominates the signal).  The table gives PRIMA minus no adaptation (percentage points, mean over the tasks; in brackets, on how many tasks PRIMA is ahead) and the α chosen over every block of every DP covariance (median; share of blocks at α = 1)."
 	print ""
-	print "| data | ε | PRIMA − no adaptation (points) | tasks where PRIMA is ahead | median α | blocks at α = 1 |"
-	print "|---|---|---:|---:|---:|---:|"
-	for (d = 1; d <= nd; d++) {
-		ds = dsl[d]
+	print "| data | classifier | ε | PRIMA − no adaptation (points) | tasks where PRIMA is ahead | median α | blocks at α = 1 |"
+	print "|---|---|---|---:|---:|---:|---:|"
+	for (d = 1; d <= nd; d++)
+	for (k = 1; k <= nc; k++) {
+		ds = dsl[d]; cl = clfl[k]
 		for (j = 1; j <= ne[ds]; j++) {
 			e = epsl[ds, j]
 			s = 0; c = 0; w = 0
 			for (i = 1; i <= nt[ds]; i++) {
 				t = task[ds, i]
-				if (!((ds, t, "prima", e) in acc) || !((ds, t, "noadapt", e) in acc))
+				if (!((ds, t, "prima", cl, e) in acc) || !((ds, t, "noadapt", cl, e) in acc))
 					continue
-				dd = acc[ds, t, "prima", e] - acc[ds, t, "noadapt", e]
+				dd = acc[ds, t, "prima", cl, e] - acc[ds, t, "noadapt", cl, e]
 				s += dd; c++; if (dd > 0) w++
 			}
 			if (!c)
 				continue
 			al = (e == "np" || !((ds, e) in na)) ? "–" : sprintf("%.3g", median(ds, e))
 			fr = (e == "np" || !((ds, e) in na)) ? "–" : sprintf("%d / %d", one[ds, e] + 0, na[ds, e])
-			printf "| %s | %s | %+.1f | %d / %d | %s | %s |\n", ds, (e == "np" ? "σ = 0 (NOT private)" : e), s / c, w, c, al, fr
-			gap[ds, e] = s / c
-			if (e != "np" && (ds, e) in na) { tot += na[ds, e]; tone += one[ds, e] }
+			printf "| %s | %s | %s | %+.1f | %d / %d | %s | %s |\n", ds, cname[cl], (e == "np" ? "σ = 0 (NOT private)" : e), s / c, w, c, al, fr
+			if (k == 1 && e != "np" && (ds, e) in na) { tot += na[ds, e]; tone += one[ds, e] }
 		}
 	}
 	print ""
