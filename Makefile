@@ -70,6 +70,9 @@ $(B)/obj/cli/%.o: tools/common/%.c $(LIB_HDR) $(CLI_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
+# sqrt without errno vectorises: the moduli of the scattering transform.
+$(B)/obj/num/scatter.o: XCFLAGS += -fno-math-errno
+
 $(B)/libprivada.a: $(patsubst lib/%.c,$(B)/obj/%.o,$(LIB_SRC))
 	rm -f $@
 	ar rcs $@ $^

@@ -8,6 +8,7 @@
  * spectrum of n points is scaled by 1/n.
  */
 #include <complex.h>
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@
 
 #define KY_PI 3.1415	/* Kymatio's gabor_2d divides by 2 * 3.1415 ... */
 #define PERIODS 2	/* the grid periodised over -2 .. 2 periods */
+#define NBUF 6		/* buffers a thread */
 
 struct level {
 	size_t h, w, n;
@@ -33,7 +35,7 @@ struct scatter {
 	float *phi0, **psi0;		/* resolution 0, unscaled (tests) */
 	float *phi[SCATTER_MAX_J];	/* phi at resolution r, scaled */
 	float **psi;			/* psi n at resolution r: [n * J + r] */
-	fftwf_complex **buf;		/* 4 buffers of ph pw per thread */
+	fftwf_complex **buf;		/* NBUF buffers of ph pw a thread */
 };
 
 /* ---- filters ---- */
@@ -203,7 +205,7 @@ scatter_new(struct scatter **sp, size_t h, size_t w, int J, int L,
 {
 	struct scatter *s;
 	size_t nf, nb;
-	fftwf_complex *tmp;
+	fftwf_complex *tmp, *tmp2;
 
 	*sp = NULL;
 	if (J < 1 || J > SCATTER_MAX_J || L < 1 || L > SCATTER_MAX_L ||
@@ -231,13 +233,14 @@ scatter_new(struct scatter **sp, size_t h, size_t w, int J, int L,
 	s->c = 1 + (size_t)J * (size_t)L + (size_t)L * (size_t)L *
 	    (size_t)J * (size_t)(J - 1) / 2;
 	nf = (size_t)J * (size_t)L;
-	nb = (size_t)threads * 4;
+	nb = (size_t)threads * NBUF;
 	s->psi0 = calloc(nf, sizeof *s->psi0);
 	s->psi = calloc(nf * (size_t)J, sizeof *s->psi);
 	s->buf = calloc(nb, sizeof *s->buf);
 	tmp = fftwf_malloc(s->ph * s->pw * sizeof *tmp);
+	tmp2 = fftwf_malloc(s->ph * s->pw * sizeof *tmp2);
 	if (s->psi0 == NULL || s->psi == NULL || s->buf == NULL ||
-	    tmp == NULL)
+	    tmp == NULL || tmp2 == NULL)
 		goto nomem;
 	for (int r = 0; r <= J; r++) {
 		struct level *v = &s->lv[r];
@@ -245,10 +248,11 @@ scatter_new(struct scatter **sp, size_t h, size_t w, int J, int L,
 		v->w = s->pw >> r;
 		v->n = v->h * v->w;
 		/* FFTW_ESTIMATE: the same plan, so the same bits, on every
-		 * run; planned in place, as every execution is. */
-		v->fwd = fftwf_plan_dft_2d((int)v->h, (int)v->w, tmp, tmp,
+		 * run; planned out of place, as every execution is (in
+		 * place costs copies at sizes not a power of 2). */
+		v->fwd = fftwf_plan_dft_2d((int)v->h, (int)v->w, tmp, tmp2,
 		    FFTW_FORWARD, FFTW_ESTIMATE);
-		v->bwd = fftwf_plan_dft_2d((int)v->h, (int)v->w, tmp, tmp,
+		v->bwd = fftwf_plan_dft_2d((int)v->h, (int)v->w, tmp, tmp2,
 		    FFTW_BACKWARD, FFTW_ESTIMATE);
 		if (v->fwd == NULL || v->bwd == NULL)
 			goto nomem;
@@ -260,10 +264,12 @@ scatter_new(struct scatter **sp, size_t h, size_t w, int J, int L,
 	if (make_filters(s) != 0)
 		goto nomem;
 	fftwf_free(tmp);
+	fftwf_free(tmp2);
 	*sp = s;
 	return 0;
 nomem:
 	fftwf_free(tmp);
+	fftwf_free(tmp2);
 	scatter_free(s);
 	return PV_E_NOMEM;
 }
@@ -292,7 +298,7 @@ scatter_free(struct scatter *s)
 		for (size_t i = 0; i < nf * (size_t)s->J; i++)
 			fftwf_free(s->psi[i]);
 	if (s->buf)
-		for (size_t i = 0; i < (size_t)s->threads * 4; i++)
+		for (size_t i = 0; i < (size_t)s->threads * NBUF; i++)
 			fftwf_free(s->buf[i]);
 	free(s->psi0);
 	free(s->psi);
@@ -333,18 +339,33 @@ fold(const fftwf_complex *src, const struct level *v, const float *f,
 	memset(dst, 0, h * w * sizeof *dst);
 	for (size_t i = 0; i < v->h; i++) {
 		fftwf_complex *d = dst + (i % h) * w;
-		const fftwf_complex *a = src + i * v->w;
-		const float *b = f + i * v->w;
-		for (size_t j = 0; j < v->w; j++)
-			d[j % w] += a[j] * b[j];
+		for (size_t jb = 0; jb < k; jb++) {
+			const fftwf_complex *a = src + i * v->w + jb * w;
+			const float *b = f + i * v->w + jb * w;
+			for (size_t j = 0; j < w; j++)
+				d[j] += a[j] * b[j];
+		}
 	}
 }
 
+/* The modulus of x (n points, complex) into y (real, stored as
+ * complex). */
 static void
-modulus(fftwf_complex *x, size_t n)
+modulus(const fftwf_complex *x, fftwf_complex *y, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		x[i] = cabsf(x[i]);
+	float big = 0;
+
+	/* sqrtf vectorises with -fno-math-errno (Makefile) where cabsf
+	 * (hypotf) does not; the rare square beyond FLT_MAX is redone. */
+	for (size_t i = 0; i < n; i++) {
+		float re = crealf(x[i]), im = cimagf(x[i]), m;
+		m = sqrtf(re * re + im * im);
+		big = big > m ? big : m;
+		y[i] = m;
+	}
+	if (!(big <= FLT_MAX))
+		for (size_t i = 0; i < n; i++)
+			y[i] = cabsf(x[i]);
 }
 
 /* The real part of the inner oh x ow of e (level J) into out. */
@@ -358,14 +379,25 @@ unpad(const struct scatter *s, const fftwf_complex *e, double *out)
 			out[i * s->ow + j] = crealf(e[(i + 1) * w + j + 1]);
 }
 
-/* S = fold(u at level r, phi r, to level J), inverse, unpadded. */
+/* S = fold(u at level r, phi r, to level J), inverse, unpadded; e
+ * and e2 are scratch. */
 static void
 lowpass(const struct scatter *s, const fftwf_complex *u, int r,
-    fftwf_complex *e, double *out)
+    fftwf_complex *e, fftwf_complex *e2, double *out)
 {
 	fold(u, &s->lv[r], s->phi[r], (size_t)1 << (s->J - r), e);
-	fftwf_execute_dft(s->lv[s->J].bwd, e, e);
-	unpad(s, e, out);
+	fftwf_execute_dft(s->lv[s->J].bwd, e, e2);
+	unpad(s, e2, out);
+}
+
+/* u = the spectrum of |inverse FFT of t| at level v; t is scratch
+ * and is overwritten. */
+static void
+modspec(const struct level *v, fftwf_complex *t, fftwf_complex *u)
+{
+	fftwf_execute_dft(v->bwd, t, u);
+	modulus(u, t, v->n);
+	fftwf_execute_dft(v->fwd, t, u);
 }
 
 static size_t
@@ -381,35 +413,32 @@ static void
 one(const struct scatter *s, const float *img, fftwf_complex **b,
     double *out)
 {
-	fftwf_complex *a = b[0], *u1 = b[1], *u2 = b[2], *e = b[3];
+	fftwf_complex *t = b[0], *a = b[1], *u1 = b[2], *u2 = b[3];
+	fftwf_complex *e = b[4], *e2 = b[5];
 	size_t per = s->oh * s->ow, ch = 1 + (size_t)s->J * (size_t)s->L;
 	int J = s->J, L = s->L, nf = J * L;
 
 	for (size_t i = 0; i < s->ph; i++) {
 		const float *row = img + reflect(i, s->top, s->h) * s->w;
 		for (size_t j = 0; j < s->pw; j++)
-			a[i * s->pw + j] = row[reflect(j, s->left, s->w)];
+			t[i * s->pw + j] = row[reflect(j, s->left, s->w)];
 	}
-	fftwf_execute_dft(s->lv[0].fwd, a, a);
-	lowpass(s, a, 0, e, out);
+	fftwf_execute_dft(s->lv[0].fwd, t, a);
+	lowpass(s, a, 0, e, e2, out);
 	for (int n1 = 0; n1 < nf; n1++) {
 		int j1 = n1 / L;
 		const struct level *v1 = &s->lv[j1];
 		fold(a, &s->lv[0], s->psi[(size_t)n1 * (size_t)J],
-		    (size_t)1 << j1, u1);
-		fftwf_execute_dft(v1->bwd, u1, u1);
-		modulus(u1, v1->n);
-		fftwf_execute_dft(v1->fwd, u1, u1);
-		lowpass(s, u1, j1, e, out + (size_t)(1 + n1) * per);
+		    (size_t)1 << j1, t);
+		modspec(v1, t, u1);
+		lowpass(s, u1, j1, e, e2, out + (size_t)(1 + n1) * per);
 		for (int n2 = (j1 + 1) * L; n2 < nf; n2++) {
 			int j2 = n2 / L;
 			const struct level *v2 = &s->lv[j2];
 			fold(u1, v1, s->psi[(size_t)n2 * (size_t)J +
-			    (size_t)j1], (size_t)1 << (j2 - j1), u2);
-			fftwf_execute_dft(v2->bwd, u2, u2);
-			modulus(u2, v2->n);
-			fftwf_execute_dft(v2->fwd, u2, u2);
-			lowpass(s, u2, j2, e, out + ch++ * per);
+			    (size_t)j1], (size_t)1 << (j2 - j1), t);
+			modspec(v2, t, u2);
+			lowpass(s, u2, j2, e, e2, out + ch++ * per);
 		}
 	}
 }
@@ -429,7 +458,7 @@ run_job(void *arg)
 	size_t in = j->s->h * j->s->w, on = scatter_size(j->s);
 
 	for (size_t i = j->lo; i < j->hi; i++)
-		one(j->s, j->img + i * in, j->s->buf + (size_t)j->t * 4,
+		one(j->s, j->img + i * in, j->s->buf + (size_t)j->t * NBUF,
 		    j->out + i * on);
 	return NULL;
 }
