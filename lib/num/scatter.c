@@ -223,8 +223,11 @@ scatter_new(struct scatter **sp, size_t h, size_t w, int J, int L,
 	s->pw = padded(w, J);
 	s->top = (s->ph - h) / 2;
 	s->left = (s->pw - w) / 2;
-	/* Reflection without repeating the edge reaches n - 1 at most. */
-	if (s->ph - h - s->top > h - 1 || s->pw - w - s->left > w - 1) {
+	/* Reflection without repeating the edge reaches n - 1 at most;
+	 * at least one coefficient must remain after unpadding (2^J <=
+	 * each side, as Kymatio requires). */
+	if (s->ph - h - s->top > h - 1 || s->pw - w - s->left > w - 1 ||
+	    s->ph >> J < 3 || s->pw >> J < 3) {
 		free(s);
 		return PV_E_OPTION;
 	}
