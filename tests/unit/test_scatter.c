@@ -74,7 +74,7 @@ test_filters(void)
 	ok(worst < 2e-5, "phi^ is the sampled Gaussian: worst %.3g", worst);
 	for (int k = 0; k < J * L; k++) {
 		const float *p = scatter_filter(s, k);
-		double mx = 0, sum2 = 0;
+		double mx = 0;
 		size_t at = 0;
 		int j = k / L, l = k % L;
 		double theta = ((int)(L - L / 2.0 - 1) - l) * M_PI / L;
@@ -84,7 +84,6 @@ test_filters(void)
 				mx = fabs(p[i]);
 				at = i;
 			}
-			sum2 += p[i] * p[i];
 		}
 		ok(fabs(p[0]) < 1e-6 * mx, "psi %d: zero mean (|psi^(0)| = "
 		    "%.3g)", k, fabs(p[0]));
