@@ -27,7 +27,7 @@ WARN := -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Werror
 CFLAGS ?= -O2 -g
 CPPFLAGS += -D_GNU_SOURCE $(addprefix -Ilib/,$(ROOMS)) -Itools/common
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(XCFLAGS)
-LDLIBS := -lcsv -lzstd -llapacke -lopenblas -lgmp -lz -lm
+LDLIBS := -lcsv -lzstd -llapacke -lopenblas -lgmp -lfftw3f -lfftw3 -lz -lm -lpthread
 
 B := build
 BIN := $(B)/bin
@@ -36,7 +36,7 @@ BIN := $(B)/bin
 DEB_PKGS := build-essential libcsv-dev libzstd-dev zstd zlib1g-dev \
 	libopenblas-dev liblapacke-dev libgmp-dev bats bats-assert bats-support \
 	mandoc clang python3-numpy dataset-fashion-mnist python3-sklearn \
-	python3-scipy gnuplot-nox
+	python3-scipy gnuplot-nox libfftw3-dev
 
 PHONY_EXTRA := tests-bin
 .PHONY: $(PHONY_EXTRA) all deps test unit bats asan fuzz fuzz-run bench install run lint clean help identity
@@ -69,6 +69,9 @@ $(B)/obj/%.o: lib/%.c $(LIB_HDR)
 $(B)/obj/cli/%.o: tools/common/%.c $(LIB_HDR) $(CLI_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+# sqrt without errno vectorises: the moduli of the scattering transform.
+$(B)/obj/num/scatter.o: XCFLAGS += -fno-math-errno
 
 $(B)/libprivada.a: $(patsubst lib/%.c,$(B)/obj/%.o,$(LIB_SRC))
 	rm -f $@

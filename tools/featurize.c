@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "csvin.h"
@@ -19,6 +20,7 @@
 #include "scale.h"
 #include "strtab.h"
 #include "ledger.h"
+#include "scatter.h"
 #include "opts.h"
 #include "tensor.h"
 #include "text.h"
@@ -31,12 +33,15 @@
 #define PROGRESS_EVERY 4096
 #define FEAT_CLIP_MIN 1e-50	/* --clip range, as covest and gmm-fit */
 #define FEAT_CLIP_MAX 1e50
+#define SCAT_BATCH 256		/* images transformed together */
+#define WHERE 600
 
 enum {
 	OPT_CLASSES = OPTS_FIRST_TOOL, OPT_CLIP, OPT_CLIP_ROWS, OPT_COLUMNS,
 	OPT_DROP_UNKNOWN, OPT_DTYPE, OPT_FORMAT, OPT_HASH_DIM, OPT_HEADER,
-	OPT_LABEL, OPT_LABEL_MAP, OPT_LABELS, OPT_MISSING, OPT_NO_LABEL,
-	OPT_NORMALIZE, OPT_RESIZE, OPT_SCALE, OPT_SCALE_FROM, OPT_VOCAB
+	OPT_GROUP_NORM, OPT_IMAGE, OPT_LABEL, OPT_LABEL_MAP, OPT_LABELS,
+	OPT_MISSING, OPT_NO_LABEL, OPT_NORMALIZE, OPT_RESIZE, OPT_SCALE,
+	OPT_SCALE_FROM, OPT_SCATTER, OPT_THREADS, OPT_VOCAB
 };
 
 struct opts {
@@ -46,6 +51,10 @@ struct opts {
 	int dtype, header, missing, normalize;
 	double scale_lo, scale_hi, clip;
 	uint64_t hash_dim, rh, rw;
+	int sj, sl;		/* --scatter J:L, or 0 */
+	uint64_t ih, iw;	/* --image HxW, or 0 */
+	size_t groups;		/* --group-norm G, or 0 */
+	int threads;		/* --threads N, or 0: the online cores */
 };
 
 /* Everything about the output. */
@@ -60,6 +69,14 @@ struct out {
 	struct labcol lab;
 	const char *map_label;	/* the label map's file name */
 	int has_y;
+	size_t cap;		/* --scatter: images a batch holds */
+	/* --scatter: images are scaled by isc, batched, transformed. */
+	struct scatter *st;
+	struct scale isc;	/* --scale or --scale-from, on pixels */
+	size_t hw, nb;		/* pixels of an image; images batched */
+	float *img;		/* SCAT_BATCH x hw */
+	double *feat;		/* SCAT_BATCH x d */
+	char (*where)[WHERE];
 };
 
 __attribute__((noreturn)) static void
@@ -73,13 +90,15 @@ usage(int status)
 	    "[--dataset name]\n"
 	    "                 [--drop-unknown] [--dtype type] "
 	    "[--format format]\n"
-	    "                 [--hash-dim n] [--header when] "
-	    "[--label column | --no-label]\n"
-	    "                 [--labels file] [--level level] "
-	    "[--missing policy]\n"
-	    "                 [--normalize kind] [--resize size]\n"
+	    "                 [--group-norm g] [--hash-dim n] "
+	    "[--header when] [--image size]\n"
+	    "                 [--label column | --no-label] "
+	    "[--labels file] [--level level]\n"
+	    "                 [--missing policy] [--normalize kind] "
+	    "[--resize size]\n"
 	    "                 [--scale lo:hi | --scale-from file] "
-	    "[--vocab file] [file]\n", fp);
+	    "[--scatter j[:l]]\n"
+	    "                 [--threads n] [--vocab file] [file]\n", fp);
 	if (status == 0)
 		fputs("\n"
 		    "  -f, --force            write to a terminal\n"
@@ -101,9 +120,13 @@ usage(int status)
 		    "      --dtype TYPE       type of X: f32 (default) or f64\n"
 		    "      --format FORMAT    csv, idx or text (default: by file "
 		    "name, else csv)\n"
+		    "      --group-norm G     --scatter: normalise each row's "
+		    "channels in G groups\n"
 		    "      --hash-dim N       text: hash buckets (default 1024)\n"
 		    "      --header WHEN      CSV header: auto (default), yes, "
 		    "no\n"
+		    "      --image HxW        CSV: each row is an HxW image "
+		    "(for --scatter)\n"
 		    "      --label COLUMN     CSV label column, name or index; "
 		    "text: field index\n"
 		    "      --label-map FILE   the PUBLIC label set: line i is "
@@ -122,6 +145,10 @@ usage(int status)
 		    "clamping\n"
 		    "      --scale-from FILE  CSV: per-feature bounds from a "
 		    "PUBLIC file\n"
+		    "      --scatter J[:L]    2-D scattering, order 2, J scales, "
+		    "L angles (default 8)\n"
+		    "      --threads N        --scatter: threads (default: the "
+		    "processors online)\n"
 		    "      --vocab FILE       text: one token or bigram a line, "
 		    "a column each\n", fp);
 	exit(status);
@@ -145,6 +172,25 @@ parse_scale(struct opts *o, const char *arg)
 	    !isfinite(o->scale_hi - o->scale_lo))
 		cli_usage_error("invalid --scale '%s': needs LO < HI", arg);
 	o->p.scale = 1;
+}
+
+/* --scatter J[:L] */
+static void
+parse_scatter(struct opts *o, const char *arg)
+{
+	const char *colon = strchr(arg, ':');
+	char j[32];
+
+	if (colon && (size_t)(colon - arg) >= sizeof j)
+		cli_usage_error("invalid --scatter '%s': expected J[:L]", arg);
+	if (colon) {
+		memcpy(j, arg, (size_t)(colon - arg));
+		j[colon - arg] = '\0';
+	} else
+		snprintf(j, sizeof j, "%s", arg);
+	o->sj = (int)cli_ll("--scatter", j, 1, SCATTER_MAX_J);
+	o->sl = colon ? (int)cli_ll("--scatter", colon + 1, 1,
+	    SCATTER_MAX_L) : 8;
 }
 
 /* ---- rows ---- */
@@ -181,6 +227,123 @@ put_row(struct out *ou, const char *where)
 		cli_wdie(ou->w, rc);
 	if (++ou->rows % PROGRESS_EVERY == 0)
 		cli_progress("rows", ou->rows, ou->total);
+}
+
+/* ---- --scatter ---- */
+
+/* Set up the transform of h x w images (of the input named what) and
+ * its metadata in xm.  @return the features of a row. */
+static size_t
+scat_begin(struct out *ou, size_t h, size_t w, const char *what,
+    struct ts_meta *xm)
+{
+	const struct opts *o = ou->o;
+	size_t c, d, cap;
+	int rc = scatter_new(&ou->st, h, w, o->sj, o->sl, o->threads);
+
+	if (rc == PV_E_NOMEM)
+		cli_die(EX_OSERR, "out of memory");
+	if (rc != 0)
+		cli_usage_error("--scatter %d:%d: 2^%d is too large for the "
+		    "%zux%zu images of %s (the reflection padding must stay "
+		    "below each side)", o->sj, o->sl, o->sj, h, w, what);
+	c = scatter_channels(ou->st);
+	if (o->groups && c % o->groups != 0)
+		cli_usage_error("--group-norm %zu does not divide the %zu "
+		    "channels of --scatter %d:%d", o->groups, c, o->sj, o->sl);
+	d = scatter_size(ou->st);
+	if (d > MAX_FEATURES)
+		cli_die(EX_DATAERR, "%s: --scatter %d:%d on %zux%zu images "
+		    "gives %zu features, more than %llu", what, o->sj, o->sl,
+		    h, w, d, (unsigned long long)MAX_FEATURES);
+	ou->hw = h * w;
+	/* A batch of at most 64 MiB, at least one image a thread. */
+	cap = ((size_t)64 << 20) / (ou->hw * sizeof *ou->img +
+	    d * sizeof *ou->feat);
+	if (cap > SCAT_BATCH)
+		cap = SCAT_BATCH;
+	if (cap < (size_t)o->threads)
+		cap = (size_t)o->threads;
+	ou->cap = cap;
+	ou->img = cli_calloc(cap * ou->hw, sizeof *ou->img);
+	ou->feat = cli_calloc(cap * d, sizeof *ou->feat);
+	ou->where = cli_calloc(cap, sizeof *ou->where);
+	if (ts_meta_set(xm, "features.kind", "scattering") != 0 ||
+	    ts_meta_setf(xm, "features.scatter", "J=%d L=%d order=2",
+	    o->sj, o->sl) != 0 ||
+	    ts_meta_setf(xm, "features.shape", "%zu,%zu,%zu", c,
+	    scatter_out_h(ou->st), scatter_out_w(ou->st)) != 0 ||
+	    (o->groups ? ts_meta_setf(xm, "features.group_norm", "%zu",
+	    o->groups) : ts_meta_set(xm, "features.group_norm", "none")) ||
+	    (ts_meta_get(xm, "image.height") == NULL &&
+	    (ts_meta_setf(xm, "image.height", "%zu", h) != 0 ||
+	    ts_meta_setf(xm, "image.width", "%zu", w) != 0)))
+		cli_die(EX_OSERR, "out of memory");
+	if (ts_meta_get(xm, "scale") == NULL && (ou->isc.on ?
+	    ts_meta_setf(xm, "scale", "%.17g:%.17g", ou->isc.lo,
+	    ou->isc.hi) : ts_meta_set(xm, "scale", "none")) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	return d;
+}
+
+/* After begin_x: a row holds an image's pixels, then its features. */
+static void
+scat_rows(struct out *ou)
+{
+	if (ou->hw > ou->d) {
+		free(ou->row);
+		ou->row = cli_calloc(ou->hw, sizeof *ou->row);
+	}
+}
+
+/* Transform, GroupNorm and write the batched images. */
+static void
+scat_flush(struct out *ou)
+{
+	size_t c, per;
+
+	if (ou->nb == 0)
+		return;
+	if (scatter_run(ou->st, ou->img, ou->nb, ou->feat) != 0)
+		cli_die(EX_OSERR, "cannot start a thread");
+	c = scatter_channels(ou->st);
+	per = scatter_out_h(ou->st) * scatter_out_w(ou->st);
+	for (size_t i = 0; i < ou->nb; i++) {
+		double *f = ou->feat + i * ou->d;
+		if (ou->o->groups)
+			scatter_group_norm(f, c, per, ou->o->groups);
+		memcpy(ou->row, f, ou->d * sizeof *f);
+		put_row(ou, ou->where[i]);
+	}
+	ou->nb = 0;
+}
+
+/* Scale the image in ou->row (hw pixels) and batch it. */
+static void
+scat_push(struct out *ou, const char *where)
+{
+	float *dst = ou->img + ou->nb * ou->hw;
+
+	scale_bounds(&ou->isc, ou->row, ou->hw);
+	for (size_t j = 0; j < ou->hw; j++) {
+		if (!(fabs(ou->row[j]) <= FLT_MAX))
+			cli_die(EX_DATAERR, "%s: pixel %zu: %g is not a finite "
+			    "f32 (use --scale)", where, j, ou->row[j]);
+		dst[j] = (float)ou->row[j];
+	}
+	snprintf(ou->where[ou->nb], WHERE, "%s", where);
+	if (++ou->nb == ou->cap)
+		scat_flush(ou);
+}
+
+/* A row of the input: an image to batch, or a row to write. */
+static void
+take_row(struct out *ou, const char *where)
+{
+	if (ou->st)
+		scat_push(ou, where);
+	else
+		put_row(ou, where);
 }
 
 /* Put the label of the current row: a string (len bytes of s), or with s
@@ -256,6 +419,8 @@ finish(struct out *ou, struct infile **inputs, int ninputs, const char *what)
 	uint64_t dims[1];
 	int rc;
 
+	if (ou->st)
+		scat_flush(ou);
 	if ((rc = ts_write_end(ou->w)) != 0)
 		cli_wdie(ou->w, rc);
 	if (ou->has_y) {
@@ -291,6 +456,11 @@ finish(struct out *ou, struct infile **inputs, int ninputs, const char *what)
 	free(ou->row);
 	free(ou->frow);
 	scale_free(&ou->sc);
+	scale_free(&ou->isc);
+	scatter_free(ou->st);
+	free(ou->img);
+	free(ou->feat);
+	free(ou->where);
 }
 
 static void
@@ -350,7 +520,8 @@ run_csv(struct out *ou, const struct opts *o, struct infile *in,
 		cli_warn("--scale-from: learning feature bounds from '%s', "
 		    "which you declare public; never pass private data here",
 		    infile_label(pub));
-		if ((rc = feat_learn_bounds(&ou->sc, infile_fp(pub),
+		if ((rc = feat_learn_bounds(o->sj ? &ou->isc : &ou->sc,
+		    infile_fp(pub),
 		    infile_label(pub), &p, fc.L.d, msg)) != 0)
 			feat_die(pub, rc, msg);
 		cli_meta_set(&xm, "scale", "per-feature bounds of a public "
@@ -360,14 +531,27 @@ run_csv(struct out *ou, const struct opts *o, struct infile *in,
 	if (fc.L.names)
 		set_names_meta(&xm, fc.L.names, fc.L.feat, fc.L.d);
 	ou->has_y = fc.L.label >= 0;
-	begin_x(ou, fc.L.d, &xm);
+	if (o->sj) {
+		size_t d;
+		if (fc.L.d != o->ih * o->iw)
+			cli_die(EX_DATAERR, "%s: %zu feature columns, but "
+			    "--image %llux%llu needs %llu", infile_label(in),
+			    fc.L.d, (unsigned long long)o->ih,
+			    (unsigned long long)o->iw,
+			    (unsigned long long)(o->ih * o->iw));
+		d = scat_begin(ou, (size_t)o->ih, (size_t)o->iw,
+		    infile_label(in), &xm);
+		begin_x(ou, d, &xm);
+		scat_rows(ou);
+	} else
+		begin_x(ou, fc.L.d, &xm);
 	while ((rc = feat_csv_next(&fc, ou->row, msg)) == 1) {
 		const char *lab = ou->has_y ? fc.f[fc.L.label] : NULL;
 		snprintf(where, sizeof where, "%s:%llu", infile_label(in),
 		    (unsigned long long)csvin_line(fc.c));
 		if (lab && !put_label(ou, lab, strlen(lab), 0, where))
 			continue;
-		put_row(ou, where);
+		take_row(ou, where);
 	}
 	if (rc < 0)
 		feat_die(in, rc, msg);
@@ -444,10 +628,18 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 		    (unsigned long long)w);
 	if (o->p.resize && idx_resize_new(&rs, h, w, th, tw) != 0)
 		cli_die(EX_OSERR, "out of memory");
+	if (o->sj && x.ndim != 3)
+		cli_die(EX_DATAERR, "%s: offset 3: --scatter needs images of 3 "
+		    "dimensions (N, H, W), not %d", infile_label(in), x.ndim);
 	ou->total = x.n;
 	pix = cli_malloc((size_t)x.elems);
 	ou->has_y = lab != NULL;
-	begin_x(ou, (size_t)(o->p.resize ? th * tw : x.elems), &xm);
+	if (o->sj) {
+		begin_x(ou, scat_begin(ou, (size_t)th, (size_t)tw,
+		    infile_label(in), &xm), &xm);
+		scat_rows(ou);
+	} else
+		begin_x(ou, (size_t)(o->p.resize ? th * tw : x.elems), &xm);
 	for (uint64_t i = 0; i < x.n; i++) {
 		char what[64];
 		snprintf(what, sizeof what, "image %llu of %llu",
@@ -471,7 +663,7 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 		}
 		snprintf(where, sizeof where, "%s: image %llu", infile_label(in),
 		    (unsigned long long)i);
-		put_row(ou, where);
+		take_row(ou, where);
 	}
 	cli_infile_end(in, x.n, "images");
 	if (lab)
@@ -595,9 +787,11 @@ main(int argc, char **argv)
 		{ "dtype", required_argument, NULL, OPT_DTYPE },
 		{ "force", no_argument, NULL, 'f' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "group-norm", required_argument, NULL, OPT_GROUP_NORM },
 		{ "hash-dim", required_argument, NULL, OPT_HASH_DIM },
 		{ "header", required_argument, NULL, OPT_HEADER },
 		{ "help", no_argument, NULL, 'h' },
+		{ "image", required_argument, NULL, OPT_IMAGE },
 		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "label-map", required_argument, NULL, OPT_LABEL_MAP },
 		{ "labels", required_argument, NULL, OPT_LABELS },
@@ -610,6 +804,8 @@ main(int argc, char **argv)
 		{ "resize", required_argument, NULL, OPT_RESIZE },
 		{ "scale", required_argument, NULL, OPT_SCALE },
 		{ "scale-from", required_argument, NULL, OPT_SCALE_FROM },
+		{ "scatter", required_argument, NULL, OPT_SCATTER },
+		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "version", no_argument, NULL, 'V' },
 		{ "vocab", required_argument, NULL, OPT_VOCAB },
 		{ NULL, 0, NULL, 0 }
@@ -659,6 +855,23 @@ main(int argc, char **argv)
 		case OPT_FORMAT:
 			o.p.format = FEAT_CSV + cli_choice("--format", optarg,
 			    formats);
+			break;
+		case OPT_GROUP_NORM:
+			o.groups = (size_t)cli_ll("--group-norm", optarg, 1,
+			    1 << 20);
+			break;
+		case OPT_IMAGE:
+			if (feat_parse_resize(optarg, MAX_SIDE, &o.ih, &o.iw))
+				cli_usage_error("invalid --image '%s': "
+				    "expected HxW with sides in [1, %d]", optarg,
+				    MAX_SIDE);
+			break;
+		case OPT_SCATTER:
+			parse_scatter(&o, optarg);
+			break;
+		case OPT_THREADS:
+			o.threads = (int)cli_ll("--threads", optarg, 1,
+			    SCATTER_MAX_THREADS);
 			break;
 		case OPT_HASH_DIM:
 			o.hash_dim = (uint64_t)cli_ll("--hash-dim", optarg, 1,
@@ -720,6 +933,22 @@ main(int argc, char **argv)
 
 	if ((bad = feat_check_params(&o.p, msg)) != NULL)
 		cli_usage_error("%s", bad);
+	if (o.sj && o.p.format == FEAT_TEXT)
+		cli_usage_error("--scatter applies to images: idx input, or "
+		    "csv with --image HxW");
+	if (o.sj && o.p.format == FEAT_CSV && o.ih == 0)
+		cli_usage_error("--scatter on csv input needs --image HxW "
+		    "(each row an image of H x W columns)");
+	if (o.ih && o.p.format != FEAT_CSV)
+		cli_usage_error("--image applies to csv input only");
+	if (!o.sj && (o.ih || o.groups || o.threads))
+		cli_usage_error("%s applies to --scatter only", o.ih ?
+		    "--image" : o.groups ? "--group-norm" : "--threads");
+	if (o.sj && o.threads == 0) {
+		long np = sysconf(_SC_NPROCESSORS_ONLN);
+		o.threads = np < 1 ? 1 : np > SCATTER_MAX_THREADS ?
+		    SCATTER_MAX_THREADS : (int)np;
+	}
 
 	if (o.c.dataset)
 		snprintf(name, sizeof name, "%s", o.c.dataset);
@@ -779,6 +1008,13 @@ main(int argc, char **argv)
 		ou.sc.on = 1;
 		ou.sc.lo = 0;
 		ou.sc.hi = 255;
+	}
+	if (o.sj) {
+		/* --scatter: the bounds apply to pixels, before it. */
+		ou.isc.on = ou.sc.on;
+		ou.isc.lo = ou.sc.lo;
+		ou.isc.hi = ou.sc.hi;
+		ou.sc.on = 0;
 	}
 
 	/* The taint comes first, so a reader sees it before any row. */
