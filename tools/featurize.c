@@ -32,13 +32,14 @@
 #define PROGRESS_EVERY 4096
 #define FEAT_CLIP_MIN 1e-50	/* --clip range, as covest and gmm-fit */
 #define FEAT_CLIP_MAX 1e50
-#define CROP_MARGIN 0		/* --crop-bbox: background around the box */
+#define CROP_MARGIN 0		/* --crop-bbox: pixels around the box */
 
 enum {
 	OPT_CLASSES = OPTS_FIRST_TOOL, OPT_CLIP, OPT_CLIP_ROWS, OPT_COLUMNS,
-	OPT_BINARY, OPT_CROP_BBOX, OPT_DROP_UNKNOWN, OPT_DTYPE, OPT_FORMAT, OPT_HASH_DIM, OPT_HEADER,
-	OPT_LABEL, OPT_LABEL_MAP, OPT_LABELS, OPT_MISSING, OPT_NO_LABEL,
-	OPT_NORMALIZE, OPT_RESIZE, OPT_SCALE, OPT_SCALE_FROM, OPT_VOCAB
+	OPT_BINARY, OPT_CROP_BBOX, OPT_DROP_UNKNOWN, OPT_DTYPE, OPT_FORMAT,
+	OPT_HASH_DIM, OPT_HEADER, OPT_LABEL, OPT_LABEL_MAP, OPT_LABELS,
+	OPT_MISSING, OPT_NO_LABEL, OPT_NORMALIZE, OPT_RESIZE, OPT_SCALE,
+	OPT_SCALE_FROM, OPT_VOCAB
 };
 
 struct opts {
@@ -93,8 +94,8 @@ usage(int status)
 		    "file), not stdout\n"
 		    "  -q, --quiet            no warnings, no progress\n"
 		    "  -V, --version          show the version\n"
-		    "      --binary           presence: every value other than 0 "
-		    "becomes 1 (first)\n"
+		    "      --binary           presence: every value other than "
+		    "0 becomes 1 (first)\n"
 		    "      --classes K        labels are the public classes 0 "
 		    ".. K-1\n"
 		    "      --clip C           scale rows of L2 norm above C down "
@@ -459,8 +460,8 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 		if (rc == PV_E_NOMEM)
 			cli_die(EX_OSERR, "out of memory");
 		if (rc != 0)
-			cli_die(EX_DATAERR, "%s: images of %llux%llu pixels are "
-			    "too large to crop", infile_label(in),
+			cli_die(EX_DATAERR, "%s: images of %llux%llu pixels "
+			    "are too large to crop", infile_label(in),
 			    (unsigned long long)h, (unsigned long long)w);
 		cli_meta_set(&xm, "image.crop", "bbox");
 		if (ts_meta_setf(&xm, "image.crop_threshold", "%u",
@@ -686,8 +687,9 @@ main(int argc, char **argv)
 			break;
 		case OPT_CROP_BBOX:
 			if (feat_parse_crop(optarg, &o.crop_thr) != 0)
-				cli_usage_error("invalid --crop-bbox '%s': expected "
-				    "a pixel threshold in [0, 254]", optarg);
+				cli_usage_error("invalid --crop-bbox '%s': "
+				    "expected a pixel threshold in [0, 254]",
+				    optarg);
 			o.p.crop = 1;
 			break;
 		case OPT_DROP_UNKNOWN:
