@@ -18,6 +18,11 @@ DATA := $(TOP)/data
 PIPE_DIR := $(abspath $(dir $(firstword $(MAKEFILE_LIST))))
 CLEAN_TMP := find $(PIPE_DIR) -name '.*.privada-tmp.*' -type f -exec rm -f -- {} +
 
+# featurize's options for the Amazon reviews of an experiment's
+# AMZ_FEATURES (params.mk): counts (none) or binary presence (--binary: a
+# per-value map, no privacy cost).
+amz_feat = $(if $(filter binary,$(AMZ_FEATURES)),--binary,$(if $(filter counts,$(AMZ_FEATURES)),,$(error AMZ_FEATURES must be counts or binary, not '$(AMZ_FEATURES)')))
+
 help: ## list this experiment's targets
 	@grep -hE '^[a-z%./-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 

@@ -90,3 +90,35 @@ gdpda no"
 	refute_output --partial "$BIN/"
 	refute_output --partial "runrow"
 }
+
+@test "the DP batch gives a small source enough steps: 32 for dslr and webcam, 128 for 2,000 reviews" {
+	run -0 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$DPDA" -n \
+		--no-print-directory OUT="$BATS_TEST_TMPDIR/out" B="$BIN" \
+		'PAIRS=dslr-webcam webcam-dslr books-dvd' EPSILONS=8 GDPDA_EPSILONS=8
+	run -0 awk '/--mode dann/ && /-e 8/ { for (i = 1; i < NF; i++) if ($i == "--batch") b = $(i + 1); for (i = 1; i < NF; i++) if ($i == "--target") t = $(i + 1); print t, b }' <<< "$output"
+	assert_output --partial "target/webcam.tns 32"
+	assert_output --partial "target/dslr.tns 32"
+	assert_output --partial "target/dvd.tns 128"
+	refute_output --partial "webcam.tns 128"
+	# the rule: the largest power of two up to 128 with 20 * N / b >= 96
+	run -0 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$DPDA" -n \
+		--no-print-directory OUT="$BATS_TEST_TMPDIR/out" B="$BIN" \
+		PAIRS=dslr-webcam EPSILONS=8 GDPDA_EPSILONS=8 DP_MIN_STEPS=400
+	[[ $output == *"--batch 4 "* ]]
+}
+
+@test "AMZ_FEATURES=binary gives featurize --binary on Amazon only; counts is the default; anything else stops make" {
+	run -0 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$DPDA" -n \
+		--no-print-directory OUT="$BATS_TEST_TMPDIR/out" B="$BIN" \
+		'PAIRS=books-dvd dslr-webcam' AMZ_FEATURES=binary
+	run -0 grep -c -- "featurize.*--binary" <<< "$output"
+	assert_output 3
+	run -0 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$DPDA" -n \
+		--no-print-directory OUT="$BATS_TEST_TMPDIR/out" B="$BIN" \
+		'PAIRS=books-dvd dslr-webcam'
+	refute_output --partial -- "--binary"
+	run -2 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$DPDA" -n \
+		--no-print-directory OUT="$BATS_TEST_TMPDIR/out" B="$BIN" \
+		PAIRS=books-dvd AMZ_FEATURES=tfidf
+	assert_output --partial "AMZ_FEATURES must be counts or binary"
+}

@@ -549,6 +549,119 @@ for g, v in zip(got, want):
 EOF
 }
 
+# --crop-bbox against numpy: the box of pixels > T, padded to a square
+# (box at floor((s - bh) / 2), floor((s - bw) / 2)), then the area
+# average, written here as the overlap matrices of the two axes.
+@test "featurize --crop-bbox matches a numpy crop, square pad and area resize" {
+	$PY - <<'EOF'
+import numpy as np
+rng = np.random.default_rng(16)
+n, h, w = 40, 13, 11
+img = np.zeros((n, h, w), np.uint8)
+for i in range(n):
+    if i == 3:
+        continue                          # empty: the whole frame
+    r0, c0 = rng.integers(0, h - 1), rng.integers(0, w - 1)
+    r1, c1 = rng.integers(r0, h), rng.integers(c0, w)
+    img[i, r0:r1 + 1, c0:c1 + 1] = rng.integers(0, 256, (r1 - r0 + 1, c1 - c0 + 1))
+img[5] = rng.integers(0, 30, (h, w))      # faint noise only: below T=40
+img[6, 0, 0] = 255                        # one pixel in a corner
+with open("img.idx", "wb") as o:
+    o.write(bytes([0, 0, 8, 3]) + b"".join(d.to_bytes(4, "big") for d in (n, h, w)))
+    o.write(img.tobytes())
+np.save("img.npy", img)
+EOF
+	run -0 featurize --dtype f64 --resize 5x7 --crop-bbox=40 -o out.tns img.idx
+	run -0 values out.tns
+	run -0 meta out.tns image.crop_threshold X
+	assert_output 40
+	run -0 $PY - got.csv <<'EOF'
+import numpy as np, sys
+img = np.load("img.npy").astype(float)
+H, W, T = 5, 7, 40
+def area(n, m):
+    # m x n: target cell i covers [i n/m, (i+1) n/m) of the source, weight overlap/(n/m)
+    A = np.zeros((m, n))
+    for i in range(m):
+        a, b = i * n / m, (i + 1) * n / m
+        for r in range(n):
+            A[i, r] = max(0.0, min(b, r + 1) - max(a, r)) * m / n
+    return A
+want = []
+for x in img:
+    rows, cols = np.nonzero(x > T)
+    if len(rows) == 0:
+        box = x
+    else:
+        box = x[rows.min():rows.max() + 1, cols.min():cols.max() + 1]
+    bh, bw = box.shape
+    s = max(bh, bw)
+    sq = np.zeros((s, s))
+    sq[(s - bh) // 2:(s - bh) // 2 + bh, (s - bw) // 2:(s - bw) // 2 + bw] = box
+    want.append(area(s, H) @ sq @ area(s, W).T)
+want = np.array(want).reshape(len(img), -1) / 255
+got = np.loadtxt(sys.argv[1], delimiter=",")
+assert got.shape == want.shape, (got.shape, want.shape)
+err = np.abs(got - want).max()
+assert err <= 1e-9, err
+# the check can fail: the whole-frame resize differs
+assert np.abs(got[6] - (area(13, H) @ img[6] @ area(11, W).T).ravel() / 255).max() > 0.1
+EOF
+}
+
+@test "featurize --crop-bbox needs --resize and idx input, and a threshold in [0, 254]" {
+	idx img.idx 8 '[1, 2, 2]' '[1, 2, 3, 4]'
+	run -64 --separate-stderr featurize --crop-bbox img.idx
+	[[ $stderr == "featurize: --crop-bbox needs --resize HxW"* ]]
+	run -64 --separate-stderr featurize --crop-bbox=255 --resize 2x2 img.idx
+	[[ $stderr == "featurize: invalid --crop-bbox '255'"* ]]
+	run -64 --separate-stderr featurize --crop-bbox=x --resize 2x2 img.idx
+	[[ $stderr == "featurize: invalid --crop-bbox 'x'"* ]]
+	run -64 --separate-stderr featurize --no-label --crop-bbox "$FX/iris.csv"
+	[[ $stderr == "featurize: --crop-bbox applies to idx input only"* ]]
+	run -0 featurize --dtype f64 --crop-bbox --resize 1x1 -o out.tns img.idx
+	run -0 values out.tns
+	[ "$(cat got.csv)" = "$($PY -c 'print("%.17g" % (10 / 4 / 255))')" ]
+}
+
+@test "featurize --binary turns counts into presence, per value" {
+	run -0 featurize --dtype f64 --label 0 --hash-dim 16 -o c.tns "$FX/docs.txt"
+	run -0 values c.tns
+	mv got.csv counts.csv
+	run -0 featurize --dtype f64 --label 0 --hash-dim 16 --binary -o b.tns "$FX/docs.txt"
+	run -0 values b.tns
+	run -0 $PY - counts.csv got.csv <<'EOF'
+import numpy as np, sys
+c = np.loadtxt(sys.argv[1], delimiter=",")
+b = np.loadtxt(sys.argv[2], delimiter=",")
+assert (c > 1).any()                      # the check can fail
+assert (b == (c != 0)).all()
+EOF
+	run -0 meta b.tns binary X
+	run -0 featurize --dtype f64 --label 0 --hash-dim 16 --binary --normalize l2 -o n.tns "$FX/docs.txt"
+	run -0 values n.tns
+	run -0 $PY - counts.csv got.csv <<'EOF'
+import numpy as np, sys
+c = (np.loadtxt(sys.argv[1], delimiter=",") != 0).astype(float)
+n = np.loadtxt(sys.argv[2], delimiter=",")
+want = c / np.maximum(np.linalg.norm(c, axis=1, keepdims=True), 1e-300)
+assert np.abs(n - want).max() < 1e-15
+EOF
+}
+
+@test "featurize --binary on CSV and IDX, and not with --scale" {
+	printf 'a,b,l\n0,-2.5,x\n3,0,y\n' > in.csv
+	run -0 featurize --dtype f64 --label l --binary -o out.tns in.csv
+	run -0 values out.tns
+	[ "$(cat got.csv)" = $'0,1\n1,0' ]
+	idx img.idx 8 '[1, 2, 2]' '[0, 2, 255, 0]'
+	run -0 featurize --dtype f64 --binary -o out.tns img.idx
+	run -0 values out.tns
+	[ "$(cat got.csv)" = "0,1,1,0" ]
+	run -64 --separate-stderr featurize --label l --binary --scale 0:2 in.csv
+	[[ $stderr == "featurize: --binary excludes --scale"* ]]
+}
+
 @test "featurize rejects labels that do not match the images" {
 	idx img.idx 8 '[2, 2, 2]' '[1,2,3,4,5,6,7,8]'
 	idx lab.idx 8 '[3]' '[1,2,3]'

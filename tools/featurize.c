@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "crop.h"
 #include "csvin.h"
 #include "csvlay.h"
 #include "feat.h"
@@ -35,13 +36,15 @@
 #define FEAT_CLIP_MAX 1e50
 #define SCAT_BATCH 256		/* images transformed together */
 #define WHERE 600
+#define CROP_MARGIN 0		/* --crop-bbox: pixels around the box */
 
 enum {
 	OPT_CLASSES = OPTS_FIRST_TOOL, OPT_CLIP, OPT_CLIP_ROWS, OPT_COLUMNS,
-	OPT_DROP_UNKNOWN, OPT_DTYPE, OPT_FORMAT, OPT_HASH_DIM, OPT_HEADER,
-	OPT_GROUP_NORM, OPT_IMAGE, OPT_LABEL, OPT_LABEL_MAP, OPT_LABELS,
-	OPT_MISSING, OPT_NO_LABEL, OPT_NORMALIZE, OPT_RESIZE, OPT_SCALE,
-	OPT_SCALE_FROM, OPT_SCATTER, OPT_THREADS, OPT_VOCAB
+	OPT_BINARY, OPT_CROP_BBOX, OPT_DROP_UNKNOWN, OPT_DTYPE, OPT_FORMAT,
+	OPT_HASH_DIM, OPT_HEADER, OPT_GROUP_NORM, OPT_IMAGE, OPT_LABEL,
+	OPT_LABEL_MAP, OPT_LABELS, OPT_MISSING, OPT_NO_LABEL, OPT_NORMALIZE,
+	OPT_RESIZE, OPT_SCALE, OPT_SCALE_FROM, OPT_SCATTER, OPT_THREADS,
+	OPT_VOCAB
 };
 
 struct opts {
@@ -55,6 +58,7 @@ struct opts {
 	uint64_t ih, iw;	/* --image HxW, or 0 */
 	size_t groups;		/* --group-norm G, or 0 */
 	int threads;		/* --threads N, or 0: the online cores */
+	unsigned crop_thr;	/* --crop-bbox=T */
 };
 
 /* Everything about the output. */
@@ -84,21 +88,22 @@ usage(int status)
 {
 	FILE *fp = status ? stderr : stdout;
 
-	fputs("usage: featurize [-fhqV] [-o file] "
+	fputs("usage: featurize [-fhqV] [-o file] [--binary] "
 	    "[--classes k | --label-map file]\n"
 	    "                 [--clip bound] [--columns list] "
-	    "[--dataset name]\n"
-	    "                 [--drop-unknown] [--dtype type] "
-	    "[--format format]\n"
-	    "                 [--group-norm g] [--hash-dim n] "
-	    "[--header when] [--image size]\n"
-	    "                 [--label column | --no-label] "
-	    "[--labels file] [--level level]\n"
-	    "                 [--missing policy] [--normalize kind] "
-	    "[--resize size]\n"
-	    "                 [--scale lo:hi | --scale-from file] "
-	    "[--scatter j[:l]]\n"
-	    "                 [--threads n] [--vocab file] [file]\n", fp);
+	    "[--crop-bbox[=t]]\n"
+	    "                 [--dataset name] [--drop-unknown] "
+	    "[--dtype type]\n"
+	    "                 [--format format] [--group-norm g] "
+	    "[--hash-dim n]\n"
+	    "                 [--header when] [--image size] "
+	    "[--label column | --no-label]\n"
+	    "                 [--labels file] [--level level] "
+	    "[--missing policy]\n"
+	    "                 [--normalize kind] [--resize size] "
+	    "[--scale lo:hi | --scale-from file]\n"
+	    "                 [--scatter j[:l]] [--threads n] "
+	    "[--vocab file] [file]\n", fp);
 	if (status == 0)
 		fputs("\n"
 		    "  -f, --force            write to a terminal\n"
@@ -107,12 +112,16 @@ usage(int status)
 		    "file), not stdout\n"
 		    "  -q, --quiet            no warnings, no progress\n"
 		    "  -V, --version          show the version\n"
+		    "      --binary           presence: every value other than "
+		    "0 becomes 1 (first)\n"
 		    "      --classes K        labels are the public classes 0 "
 		    ".. K-1\n"
 		    "      --clip C           scale rows of L2 norm above C down "
 		    "to C (last step)\n"
 		    "      --columns LIST     CSV features: indices from 0, "
 		    "ranges A-B, names\n"
+		    "      --crop-bbox[=T]    idx: crop to pixels > T (default "
+		    "0), pad square, resize\n"
 		    "      --dataset NAME     protected dataset, [a-z0-9_]+ "
 		    "(default: file name)\n"
 		    "      --drop-unknown     drop rows whose label is not "
@@ -398,6 +407,8 @@ begin_x(struct out *ou, size_t d, struct ts_meta *meta)
 	cli_meta_set(&t.meta, "normalize", o->normalize == SCALE_NORM_L1 ? "l1" :
 	    o->normalize == SCALE_NORM_L2 ? "l2" : "none");
 	cli_meta_set(&t.meta, "clip_rows", o->clip_arg ? o->clip_arg : "none");
+	if (o->p.binary)
+		cli_meta_set(&t.meta, "binary", "values other than 0 set to 1");
 	if (ts_meta_get(&t.meta, "scale") == NULL) {
 		rc = ou->sc.on ? ts_meta_setf(&t.meta, "scale", "%.17g:%.17g",
 		    ou->sc.lo, ou->sc.hi) : ts_meta_set(&t.meta, "scale", "none");
@@ -589,6 +600,7 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 	unsigned char *pix;
 	uint64_t h = 0, w = 0, th, tw;
 	struct idx_resize *rs = NULL;
+	struct crop *cr = NULL;
 	char where[600];
 
 	idx_header(in, &x);
@@ -626,7 +638,21 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 		cli_die(EX_DATAERR, "%s: images of %llux%llu pixels are too "
 		    "large to resize", infile_label(in), (unsigned long long)h,
 		    (unsigned long long)w);
-	if (o->p.resize && idx_resize_new(&rs, h, w, th, tw) != 0)
+	if (o->p.crop) {
+		int rc = crop_new(&cr, h, w, o->crop_thr, CROP_MARGIN, th, tw);
+		if (rc == PV_E_NOMEM)
+			cli_die(EX_OSERR, "out of memory");
+		if (rc != 0)
+			cli_die(EX_DATAERR, "%s: images of %llux%llu pixels "
+			    "are too large to crop", infile_label(in),
+			    (unsigned long long)h, (unsigned long long)w);
+		cli_meta_set(&xm, "image.crop", "bbox");
+		if (ts_meta_setf(&xm, "image.crop_threshold", "%u",
+		    o->crop_thr) != 0 ||
+		    ts_meta_setf(&xm, "image.crop_margin", "%d",
+		    CROP_MARGIN) != 0)
+			cli_die(EX_OSERR, "out of memory");
+	} else if (o->p.resize && idx_resize_new(&rs, h, w, th, tw) != 0)
 		cli_die(EX_OSERR, "out of memory");
 	if (o->sj && x.ndim != 3)
 		cli_die(EX_DATAERR, "%s: offset 3: --scatter needs images of 3 "
@@ -655,7 +681,10 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 			if (!put_label(ou, NULL, 0, lb, where))
 				continue;
 		}
-		if (!o->p.resize) {
+		if (cr) {
+			if (crop_apply(cr, pix, ou->row) != 0)
+				cli_die(EX_OSERR, "out of memory");
+		} else if (!o->p.resize) {
 			for (size_t j = 0; j < x.elems; j++)
 				ou->row[j] = pix[j];
 		} else {
@@ -670,6 +699,7 @@ run_idx(struct out *ou, const struct opts *o, struct infile *in,
 		cli_infile_end(lab, x.n, "labels");
 	free(pix);
 	idx_resize_free(rs);
+	crop_free(cr);
 	finish(ou, inputs, ninputs, infile_label(in));
 }
 
@@ -778,10 +808,12 @@ main(int argc, char **argv)
 	    NULL };
 	static const char *const norms[] = { "l1", "l2", NULL };
 	static const struct option longopts[] = {
+		{ "binary", no_argument, NULL, OPT_BINARY },
 		{ "classes", required_argument, NULL, OPT_CLASSES },
 		{ "clip", required_argument, NULL, OPT_CLIP },
 		{ "clip-rows", required_argument, NULL, OPT_CLIP_ROWS },
 		{ "columns", required_argument, NULL, OPT_COLUMNS },
+		{ "crop-bbox", optional_argument, NULL, OPT_CROP_BBOX },
 		{ "dataset", required_argument, NULL, OPTS_DATASET },
 		{ "drop-unknown", no_argument, NULL, OPT_DROP_UNKNOWN },
 		{ "dtype", required_argument, NULL, OPT_DTYPE },
@@ -827,6 +859,9 @@ main(int argc, char **argv)
 		if (opts_common(&o.c, ch, optarg, usage))
 			continue;
 		switch (ch) {
+		case OPT_BINARY:
+			o.p.binary = 1;
+			break;
 		case OPT_CLASSES:
 			o.p.classes = (size_t)cli_ll("--classes", optarg, 1,
 			    (long long)LABEL_MAX_CLASSES);
@@ -844,6 +879,13 @@ main(int argc, char **argv)
 			if (csvlay_check_columns(optarg, msg) != 0)
 				cli_usage_error("%s", msg);
 			o.p.columns = optarg;
+			break;
+		case OPT_CROP_BBOX:
+			if (feat_parse_crop(optarg, &o.crop_thr) != 0)
+				cli_usage_error("invalid --crop-bbox '%s': "
+				    "expected a pixel threshold in [0, 254]",
+				    optarg);
+			o.p.crop = 1;
 			break;
 		case OPT_DROP_UNKNOWN:
 			o.p.drop_unknown = 1;
@@ -996,6 +1038,7 @@ main(int argc, char **argv)
 	ofp = cli_out_open(o.c.output, o.c.force);
 	ou.o = &o;
 	ou.w = cli_writer(ofp, o.c.level);
+	ou.sc.binary = o.p.binary;
 	ou.sc.normalize = o.normalize;
 	ou.sc.clip = o.clip_arg ? o.clip : 0;
 	ou.sc.dtype = o.dtype;
@@ -1003,7 +1046,7 @@ main(int argc, char **argv)
 		ou.sc.on = 1;
 		ou.sc.lo = o.scale_lo;
 		ou.sc.hi = o.scale_hi;
-	} else if (o.p.format == FEAT_IDX) {
+	} else if (o.p.format == FEAT_IDX && !o.p.binary) {
 		/* Pixels are scaled to [0,1] unless --scale says otherwise. */
 		ou.sc.on = 1;
 		ou.sc.lo = 0;

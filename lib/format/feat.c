@@ -36,6 +36,9 @@ feat_check_params(const struct feat_params *p, char msg[FEAT_MSG])
 		return "--label and --no-label exclude each other";
 	if (p->scale && p->scale_from)
 		return "--scale and --scale-from exclude each other";
+	if (p->binary && (p->scale || p->scale_from))
+		return "--binary excludes --scale and --scale-from (its values "
+		    "are 0 and 1)";
 	if ((m = only_for(p, p->columns != NULL, FEAT_CSV, "--columns",
 	    msg)) != NULL ||
 	    (m = only_for(p, p->header_set, FEAT_CSV, "--header", msg)) ||
@@ -44,6 +47,7 @@ feat_check_params(const struct feat_params *p, char msg[FEAT_MSG])
 	    (m = only_for(p, p->no_label, FEAT_CSV, "--no-label", msg)) ||
 	    (m = only_for(p, p->labels != NULL, FEAT_IDX, "--labels", msg)) ||
 	    (m = only_for(p, p->resize, FEAT_IDX, "--resize", msg)) ||
+	    (m = only_for(p, p->crop, FEAT_IDX, "--crop-bbox", msg)) ||
 	    (m = only_for(p, p->hash_set, FEAT_TEXT, "--hash-dim", msg)) ||
 	    (m = only_for(p, p->vocab != NULL, FEAT_TEXT, "--vocab", msg)))
 		return m;
@@ -57,6 +61,9 @@ feat_check_params(const struct feat_params *p, char msg[FEAT_MSG])
 		    "takes the index of a tab-separated field", p->label);
 		return msg;
 	}
+	if (p->crop && !p->resize)
+		return "--crop-bbox needs --resize HxW (cropped images differ "
+		    "in size)";
 	if (p->hash_set && p->vocab)
 		return "--hash-dim and --vocab exclude each other";
 	if (p->classes > 0 && p->label_map)
@@ -157,6 +164,25 @@ feat_parse_resize(const char *arg, uint64_t max, uint64_t *h, uint64_t *w)
 		return PV_E_RANGE;
 	*h = a;
 	*w = b;
+	return 0;
+}
+
+int
+feat_parse_crop(const char *arg, unsigned *thr)
+{
+	char *end;
+	unsigned long v;
+
+	*thr = 0;
+	if (arg == NULL)
+		return 0;
+	errno = 0;
+	if (arg[0] < '0' || arg[0] > '9')
+		return PV_E_RANGE;
+	v = strtoul(arg, &end, 10);
+	if (errno || *end != '\0' || v > 254)
+		return PV_E_RANGE;
+	*thr = (unsigned)v;
 	return 0;
 }
 

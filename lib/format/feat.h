@@ -36,6 +36,7 @@ struct feat_params {
 	const char *columns, *label, *labels, *scale_from, *vocab;
 	const char *label_map;
 	int no_label, header_set, scale, resize, hash_set, drop_unknown;
+	int crop, binary;	/* --crop-bbox, --binary */
 	size_t classes;		/* --classes K, or 0 */
 };
 
@@ -65,6 +66,12 @@ int feat_same_file(FILE *a, FILE *b);
  */
 int feat_parse_resize(const char *arg, uint64_t max, uint64_t *h,
     uint64_t *w);
+
+/*
+ * Parse the threshold of --crop-bbox=T, a pixel value in [0, 254] (NULL:
+ * the default, 0).  @return 0, or PV_E_RANGE.
+ */
+int feat_parse_crop(const char *arg, unsigned *thr);
 
 /*
  * Read the public label map of fp (label names it in messages) into l's

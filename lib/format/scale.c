@@ -88,6 +88,9 @@ int
 scale_row(const struct scale *s, double *x, float *f, size_t d,
     size_t *bad)
 {
+	if (s->binary)
+		for (size_t j = 0; j < d; j++)
+			x[j] = x[j] != 0;
 	scale_bounds(s, x, d);
 	scale_normalize(s->normalize, x, d);
 	if (s->clip > 0) {

@@ -1,6 +1,6 @@
 /*
  * scale.h: the row transforms of featurize, in the order it applies
- * them: map features from [lo, hi] to [0, 1] with clamping (the same
+ * them: binary presence (every value other than 0 becomes 1), map features from [lo, hi] to [0, 1] with clamping (the same
  * bounds for all features, or per-feature bounds learnt from a PUBLIC
  * file), divide by the l1 or l2 norm, scale rows of L2 norm above a bound
  * down to it, and convert to the output dtype with the bound still kept.
@@ -19,6 +19,7 @@
 enum { SCALE_NORM_NONE, SCALE_NORM_L1, SCALE_NORM_L2 };
 
 struct scale {
+	int binary;		/* x != 0 -> 1, first */
 	int on;			/* map to [0, 1] */
 	double lo, hi;		/* the same bounds for every feature */
 	double *flo, *fhi;	/* per-feature bounds, or NULL (owned) */
@@ -39,7 +40,7 @@ double scale_l2norm(const double *x, size_t d);
 void scale_normalize(int kind, double *x, size_t d);
 
 /*
- * The whole transform of one row: bounds, normalization, clipping, and
+ * The whole transform of one row: presence (binary), bounds, normalization, clipping, and
  * for dtype TS_F32 the conversion into f[0..d).  With a clip bound the
  * stored row's norm (in the output dtype) never exceeds it.
  * @return 0, or PV_E_RANGE with *bad the feature too large for f32.

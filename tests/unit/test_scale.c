@@ -3,7 +3,8 @@
  * (x - lo) / (hi - lo) clamped, the step of a constant feature, l1 and l2
  * normalization against sums written out, the overflow-safe L2 norm, the
  * clip promise (the stored norm never exceeds the bound, in f64 and f32,
- * over many random rows), the f32 range error, and learnt bounds.
+ * over many random rows), the f32 range error, learnt bounds, and binary
+ * presence before every other step.
  */
 #include <float.h>
 #include <math.h>
@@ -50,6 +51,14 @@ main(void)
 		y[0] = 2;
 		scale_bounds(&p, y, 1);
 		ok(y[0] == 0, "the step is 0 at lo");
+	}
+	{
+		double y[5] = { 0, 3, -0.5, 0, 1e300 };
+		struct scale b = { .binary = 1, .normalize = SCALE_NORM_L1,
+		    .dtype = TS_F64 };
+		ok(scale_row(&b, y, NULL, 5, &bad) == 0 && y[0] == 0 &&
+		    y[1] == 1.0 / 3 && y[2] == 1.0 / 3 && y[3] == 0 &&
+		    y[4] == 1.0 / 3, "binary: x != 0 -> 1, then l1: 1/3 each");
 	}
 	{
 		double y[3] = { 5, -7, 9 };
