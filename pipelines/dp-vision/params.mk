@@ -55,6 +55,7 @@ PIXELS_LR_OPTS := $(DP_COMMON)
 SCATTER_LR_OPTS := $(DP_COMMON)
 SCATTER_MLP_OPTS := $(DP_COMMON) --hidden 64
 NCM_OPTS := --classes $(CLASSES) --mode ncm --clip 63
+NP_NCM_OPTS := --classes $(CLASSES) --mode ncm
 NP_LR_OPTS := --classes $(CLASSES) --batch 256 --lr 0.1 --momentum 0.9 --epochs 30 --lr-schedule cosine
 NP_MLP_OPTS := $(NP_LR_OPTS) --hidden 64
 
