@@ -63,6 +63,19 @@ DPDA_OPTS := $(NET) --lr 0.05 --momentum 0.9 --grl-max 0.1 --clip 0.1
 # G-DPDA learns the labels under DP too: a larger learning rate.
 GDPDA_OPTS := $(NET) --lr 0.5 --momentum 0.9 --grl-max 0.1 --clip 0.1
 
+# The small-data private classifiers of issue 16, beside G-DPDA at the
+# same epsilons: the source alone under DP (the target is not used, so it
+# spends nothing of the target's budget), by full-batch DP gradient
+# descent on a logistic regression (dpsgd-train --batch full; the
+# settings chosen on SURF sources, pipelines/prima/params.mk, not on these
+# data) and by the DP nearest class mean (--mode ncm: one Gaussian
+# release, rows of norm 1 = the clip bound).  G-DPDA's MLP on 157 to 295
+# source rows is near chance; these show what a small model gets from the
+# same private source.
+SMALL_EPSILONS := $(GDPDA_EPSILONS)
+LIN_OPTS := --batch full --epochs 300 --lr 0.5 --clip 1
+NCM_OPTS := --mode ncm --clip 1
+
 # Amazon features: counts (AMZ_FEATURES := counts, the default: the
 # committed results) or binary presence (AMZ_FEATURES := binary: featurize
 # --binary, every count other than 0 becomes 1, per value, no privacy
