@@ -39,7 +39,7 @@ setup() {
 	run -0 cat make.status
 	run -0 cut -f 1-4,9,10 "$OUT/results.tsv"
 	local m want=$'task\tmethod\tepsilon\treps\tverdict\tacc_private'
-	for m in pixels-lr scatter-lr scatter-mlp scatter-ncm; do
+	for m in pixels-lr scatter-lr scatter-ncm; do
 		want+=$'\n'"fmnist	$m	np	2	not_private	yes"$'\n'"fmnist	$m	3	2	private	yes"
 	done
 	[ "$output" = "$want" ]
