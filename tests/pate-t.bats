@@ -231,3 +231,17 @@ EOF
 	[ ! -e "$f" ]
 	run -0 --separate-stderr pate "$BATS_FILE_TMPDIR" BUDGET=4 "$f"
 }
+
+# Issue 16: FEATURES=scatter gives both domains the same scattering
+# features (81 channels of 4x4 for the 16x16 digits); others are refused.
+@test "FEATURES=scatter: MNIST and USPS both get featurize --scatter, 1296 values a row; an unknown value is refused" {
+	run -0 pate "$BATS_TEST_TMPDIR" -n FEATURES=scatter
+	assert_line --regexp "featurize .*--crop-bbox --resize 16x16 --scatter 2:8 --group-norm 27 .*--dataset mnist"
+	assert_line --regexp "featurize .*--image 16x16 --scatter 2:8 --group-norm 27 .*--dataset usps"
+	run -0 pate "$BATS_TEST_TMPDIR" "$BATS_TEST_TMPDIR/out/mnist.tns" "$BATS_TEST_TMPDIR/out/usps.tns" FEATURES=scatter
+	run -0 tns info "$BATS_TEST_TMPDIR/out/mnist.tns" "$BATS_TEST_TMPDIR/out/usps.tns"
+	assert_line --regexp '^  X +f32 +\(10000, 1296\)'
+	assert_line --regexp '^  X +f32 +\(1800, 1296\)'
+	run -2 pate "$BATS_TEST_TMPDIR" -n FEATURES=hog
+	assert_output --partial 'FEATURES=hog: pixels or scatter'
+}
