@@ -87,6 +87,8 @@ $(BIN)/%: tools/%.c $(LIBS) $(LIB_HDR) $(CLI_HDR) | $(BIN)
 
 # A tool in several files: tools/NAME.c (options, main) and tools/NAME/.
 $(BIN)/gmm-fit: $(wildcard tools/gmm-fit/*.[ch])
+$(BIN)/dpsgd-train: $(wildcard tools/dpsgd-train/*.[ch])
+$(BIN)/featurize: $(wildcard tools/featurize/*.[ch])
 
 # tns has one file per group of commands, under tools/tns/.
 TNS_SRC := $(wildcard tools/tns/*.c)
