@@ -22,23 +22,10 @@ setup_file() {
 import subprocess, sys
 import numpy as np
 sys.path.insert(0, "$TOP/tests/vectors")
-import specread
 import fpsum
-NP = {1: "<f4", 2: "<f8", 3: "<i4", 4: "<i8", 5: "u1"}
+from tnsload import read, release
 def load(path):
-    raw = subprocess.run(["zstd", "-dcq", path], capture_output=True,
-                         check=True).stdout
-    out, S = specread.read(raw)
-    T, M = {}, {}
-    for name, dtype, dims, streamed, rowbytes, rows, data, tmeta in out:
-        a = np.frombuffer(bytes(data), dtype=NP[dtype])
-        assert a.size == int(np.prod(dims)), name
-        T[name], M[name] = a.reshape(dims), tmeta
-    E = {}
-    for k, v in S.items():
-        if k.startswith("dp.release."):
-            E[k.split(".", 3)[3]] = v
-    return T, M, S, E
+    T, M, S = read(path); return T, M, S, release(S)
 def X(path="$FX/x.csv", skip=1):
     return np.loadtxt(path, delimiter=",", skiprows=skip, ndmin=2)
 def clip(X, C):

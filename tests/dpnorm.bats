@@ -18,23 +18,9 @@ setup_file() {
 import subprocess, sys
 import numpy as np
 sys.path.insert(0, "$TOP/tests/vectors")
-import specread
-NP = {1: "<f4", 2: "<f8", 3: "<i4", 4: "<i8", 5: "u1"}
+from tnsload import read, releases
 def load(path):
-    raw = subprocess.run(["zstd", "-dcq", path], capture_output=True,
-                         check=True).stdout
-    out, S = specread.read(raw)
-    T = {}
-    for name, dtype, dims, streamed, rowbytes, rows, data, tmeta in out:
-        if streamed:
-            dims = [rows] + list(dims[1:])
-        T[name] = np.frombuffer(bytes(data), dtype=NP[dtype]).reshape(dims)
-    R = {}
-    for k, v in S.items():
-        if k.startswith("dp.release."):
-            i, f = k.split(".", 3)[2:]
-            R.setdefault(i, {})[f] = v
-    return T, S, list(R.values())
+    T, M, S = read(path); return T, S, releases(S)
 def raw():
     d = np.loadtxt("$FX/train.csv", delimiter=",", skiprows=1)
     return d[:, :-1].astype(np.float32).astype(np.float64), d[:, -1].astype(int)

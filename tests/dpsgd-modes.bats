@@ -25,18 +25,9 @@ setup_file() {
 import subprocess, sys
 import numpy as np
 sys.path.insert(0, "$TOP/tests/vectors")
-import specread
-NP = {1: "<f4", 2: "<f8", 3: "<i4", 4: "<i8", 5: "u1"}
+from tnsload import read
 def load(path):
-    raw = subprocess.run(["zstd", "-dcq", path], capture_output=True,
-                         check=True).stdout
-    out, S = specread.read(raw)
-    T = {}
-    for name, dtype, dims, streamed, rowbytes, rows, data, tmeta in out:
-        if streamed:
-            dims = [rows] + list(dims[1:])
-        T[name] = np.frombuffer(bytes(data), dtype=NP[dtype]).reshape(dims)
-    return T, S
+    T, M, S = read(path); return T, S
 def sm(x):
     e = np.exp(x - x.max(1, keepdims=True))
     return e / e.sum(1, keepdims=True)

@@ -17,22 +17,9 @@ setup_file() {
 import subprocess, sys
 import numpy as np
 sys.path.insert(0, "$TOP/tests/vectors")
-import specread
-NP = {1: "<f4", 2: "<f8", 3: "<i4", 4: "<i8", 5: "u1"}
+from tnsload import read, release
 def load(path):
-    raw = subprocess.run(["zstd", "-dcq", path], capture_output=True,
-                         check=True).stdout
-    out, S = specread.read(raw)
-    T = {}
-    for name, dtype, dims, streamed, rowbytes, rows, data, tmeta in out:
-        if streamed:
-            dims = [rows] + list(dims[1:])
-        T[name] = np.frombuffer(bytes(data), dtype=NP[dtype]).reshape(dims)
-    E = {}
-    for k, v in S.items():
-        if k.startswith("dp.release."):
-            E[k.split(".", 3)[3]] = v
-    return T, S, E
+    T, M, S = read(path); return T, S, release(S)
 # The rows of the fixture as float32 (what featurize keeps), clipped.
 def rows(clip):
     d = np.loadtxt("$FX/train.csv", delimiter=",", skiprows=1)

@@ -28,18 +28,9 @@ EOF
 import subprocess, sys
 import numpy as np
 sys.path.insert(0, "$TOP/tests/vectors")
-import specread
-NP = {1: "<f4", 2: "<f8", 3: "<i4", 4: "<i8", 5: "u1"}
+from tnsload import read
 def load(path):
-    raw = subprocess.run(["zstd", "-dcq", path], capture_output=True,
-                         check=True).stdout
-    out, S = specread.read(raw)
-    T = {}
-    for name, dtype, dims, streamed, rowbytes, rows, data, tmeta in out:
-        if streamed:
-            dims = [rows] + list(dims[1:])
-        T[name] = np.frombuffer(bytes(data), dtype=NP[dtype]).reshape(dims)
-    return T, S
+    T, M, S = read(path); return T, S
 X = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1], [-1, 1, 0]], float)
 W1 = np.load("W1.npy").astype(float); b1 = np.load("b1.npy").astype(float)
 W2 = np.load("W2.npy").astype(float); b2 = np.load("b2.npy").astype(float)
