@@ -35,7 +35,9 @@ setup() {
 dslr->webcam	nn	-	1
 dslr->webcam	dann	-	1
 dslr->webcam	dpda	8	1
-dslr->webcam	gdpda	8	1"
+dslr->webcam	gdpda	8	1
+dslr->webcam	lin	8	1
+dslr->webcam	ncm	8	1"
 }
 
 @test "the accuracies are predict's, on all 295 webcam rows" {
@@ -51,7 +53,9 @@ dslr->webcam	gdpda	8	1"
 	assert_output "nn not_private
 dann not_private
 dpda private
-gdpda private"
+gdpda private
+lin private
+ncm private"
 	# Issue 13, item 11 (fails on 7b23f82): the accuracies are
 	# computed without privacy on the target's raw test rows (webcam,
 	# protected): NOT private, even where the model is.
@@ -59,17 +63,24 @@ gdpda private"
 	assert_output "nn no
 dann no
 dpda no
-gdpda no"
+gdpda no
+lin no
+ncm no"
 	grep -q '^| accuracy private (rdp-account, predict) | \*\*no\*\*: computed on protected rows |' "$OUT/results.md"
 	run -0 awk -F '\t' '$2 == "dpda" { split($7, p, ","); print (p[1] ~ /^webcam=/ && substr(p[1], 8) + 0 <= 8 && substr(p[1], 8) + 0 > 7), p[2] }' "$OUT/results.tsv"
 	assert_output "1 dslr=-"
 	run -0 awk -F '\t' '$2 == "gdpda" { n = split($7, p, ","); for (i = 1; i <= n; i++) { split(p[i], kv, "="); if (!(kv[2] + 0 > 7 && kv[2] + 0 <= 8)) print "bad", p[i] } print n }' "$OUT/results.tsv"
 	assert_output 2
+	# Issue 16: the small-data rows protect the source alone (the target
+	# is not used), within the budget.
+	run -0 awk -F '\t' '$2 == "lin" || $2 == "ncm" { split($7, kv, "="); print $2, kv[1], (kv[2] + 0 > 7 && kv[2] + 0 <= 8) }' "$OUT/results.tsv"
+	assert_output "lin dslr 1
+ncm dslr 1"
 }
 
 @test "the report and gnuplot's PNG and SVG plots are written" {
 	run -0 grep -c '^| dslr→webcam |' "$OUT/results.md"
-	assert_output 4
+	assert_output 6
 	run -0 "$PY" -c 'import sys, xml.etree.ElementTree as E; print(E.parse(sys.argv[1]).getroot().tag)' "$OUT/accuracy-office.svg"
 	assert_output "{http://www.w3.org/2000/svg}svg"
 	run -0 head -c 8 "$OUT/accuracy-office.png"

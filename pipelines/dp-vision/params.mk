@@ -44,9 +44,10 @@ SEEDS := 1 2 3 4 5
 # epochs, as -e does).  Pixels + LR and ScatterNet + MLP use the same
 # regime (the MLP: one hidden layer of 64 ReLU units, a size chosen for
 # run time, not tuned).  DP-NCM has one parameter, the clipping norm of
-# the rows: the group-normalised ScatterNet rows have norm sqrt(3969)
-# = 63 exactly (every group has mean 0 and variance 1), so the bound 63
-# clips nothing; it is a property of the features, not a tuning.
+# the rows: a group-normalised ScatterNet row has norm at most
+# sqrt(3969) = 63 (each group of 147 values has mean 0 and squared norm
+# 147 var / (var + 1e-5) <= 147), so the bound 63 clips nothing; it is a
+# property of the features, not a tuning.
 # The NOT-private references (epsilon "np") are trained to convergence
 # with the same models (tests/dpsgd-converge.bats checks dpsgd-train's
 # logistic regression against scikit-learn's).
