@@ -989,11 +989,16 @@ stream_alloc(struct dpsgd *t, struct stream *st)
 		double expected = st->q * (double)st->npub;
 		double e = ceil(expected + 10 * sqrt(expected) + 16);
 		uint64_t bound = dt->n > st->npub ? dt->n : st->npub;
+		size_t tmax = 0;
 
+		/* Convolutions widen the float margin (nn.c). */
+		for (size_t j = 0; j < st->nnets; j++)
+			if (nn_net_tmax(st->net[j]) > tmax)
+				tmax = nn_net_tmax(st->net[j]);
 		st->cap = e > DPSGD_CAP_MAX ? DPSGD_CAP_MAX :
 		    e < DPSGD_CAP_MIN ? DPSGD_CAP_MIN : (size_t)e;
-		if ((rc = nn_clip_plan(&st->clip, o->clip, expected, bound,
-		    st->cap)) != 0)
+		if ((rc = nn_clip_plan_conv(&st->clip, o->clip, expected,
+		    bound, st->cap, tmax)) != 0)
 			return fail(t, rc, "clip plan: %s", nn_strerror(rc));
 		st->clip.unclipped = o->unsafe;
 	} else {

@@ -34,7 +34,92 @@ nn_strerror(int code)
 size_t
 nn_layer_params(const struct nn_layer *l)
 {
+	if (l->kind == NN_CONV)
+		return conv_kd(&l->g) * l->g.co + l->g.co;
+	if (l->kind != NN_DENSE)
+		return 0;
 	return l->in * l->out + l->out;
+}
+
+void
+nn_layer_wdims(const struct nn_layer *l, size_t *rows, size_t *cols)
+{
+	if (l->kind == NN_CONV) {
+		*rows = conv_kd(&l->g);
+		*cols = l->g.co;
+	} else if (l->kind == NN_DENSE) {
+		*rows = l->in;
+		*cols = l->out;
+	} else {
+		*rows = *cols = 0;
+	}
+}
+
+size_t
+nn_net_tmax(const struct nn_net *net)
+{
+	size_t t = 0;
+
+	for (size_t l = 0; l < net->nlayers; l++)
+		if (net->layer[l].kind == NN_CONV &&
+		    conv_positions(&net->layer[l].g) > t)
+			t = conv_positions(&net->layer[l].g);
+	return t;
+}
+
+/* Is l an image layer with parameters? */
+#define IS_CONV(L) ((L)->kind == NN_CONV)
+/* Has l no parameters (a pool)? */
+#define IS_POOL(L) ((L)->kind == NN_AVGPOOL || (L)->kind == NN_MAXPOOL)
+
+int
+nn_net_init_spec(struct nn_net *net, size_t h, size_t w, size_t c,
+    const struct nn_spec *sp, size_t n, int act, int act_last, size_t off,
+    size_t *end)
+{
+	size_t flat = 0;
+
+	memset(net, 0, sizeof *net);
+	if (n == 0 || n > NN_MAX_LAYERS || sp[n - 1].kind != NN_DENSE)
+		return NN_E_RANGE;
+	for (size_t l = 0; l < n; l++) {
+		struct nn_layer *L = &net->layer[l];
+		size_t np;
+
+		L->kind = sp[l].kind;
+		if (sp[l].kind == NN_DENSE) {
+			if (flat == 0)
+				flat = h * w * c;
+			if (sp[l].out == 0 || sp[l].out > NN_MAX_WIDTH ||
+			    flat > NN_MAX_WIDTH)
+				return NN_E_RANGE;
+			L->in = flat;
+			L->out = flat = sp[l].out;
+		} else {
+			if (flat != 0 || conv_geom_init(&L->g, h, w, c,
+			    sp[l].k, sp[l].s, sp[l].p, sp[l].out,
+			    sp[l].kind != NN_CONV) != 0)
+				return NN_E_RANGE;
+			L->in = h * w * c;
+			h = L->g.ho;
+			w = L->g.wo;
+			c = L->g.co;
+			L->out = h * w * c;
+			if (L->in > NN_MAX_WIDTH || L->out > NN_MAX_WIDTH)
+				return NN_E_RANGE;
+		}
+		L->act = l + 1 == n ? act_last : IS_POOL(L) ?
+		    NN_ACT_IDENTITY : act;
+		L->off = off;
+		np = nn_layer_params(L);
+		if (off > SIZE_MAX - np)
+			return NN_E_RANGE;
+		off += np;
+	}
+	net->nlayers = n;
+	if (end != NULL)
+		*end = off;
+	return 0;
 }
 
 int
@@ -96,20 +181,75 @@ nn_init_params(const struct nn_net *net, float *param, struct rng *r,
 	for (size_t l = 0; l < net->nlayers; l++) {
 		const struct nn_layer *L = &net->layer[l];
 		float *W = param + L->off;
-		size_t nw = L->in * L->out;
-		double a = L->act == NN_ACT_RELU ? sqrt(6.0 / (double)L->in) :
-		    sqrt(6.0 / (double)(L->in + L->out));
+		size_t fi, fo, nw;
+		double a;
+
+		nn_layer_wdims(L, &fi, &fo);
+		nw = fi * fo;
+		if (nw == 0)
+			continue;
+		a = L->act == NN_ACT_RELU ? sqrt(6.0 / (double)fi) :
+		    sqrt(6.0 / (double)(fi + fo));
 
 		for (size_t i = 0; i < nw; i++) {
 			/* 24 uniform bits: u in [0, 1), exactly. */
 			double u = ldexp((double)(rng_u64(r) >> 40), -24);
 			W[i] = zero ? 0.0f : (float)((2 * u - 1) * a);
 		}
-		memset(W + nw, 0, L->out * sizeof *W);
+		memset(W + nw, 0, fo * sizeof *W);
 	}
 }
 
 /* ---- workspace ---- */
+
+/* The convolutions' buffers: each one's unfolded input, one input
+ * gradient scratch and one norm scratch of the largest (every size is
+ * checked against overflow). */
+static int
+conv_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
+{
+	size_t total = 0, dmax = 0, smax = 0;
+
+	for (size_t l = 0; l < net->nlayers; l++) {
+		const struct nn_layer *L = &net->layer[l];
+		size_t T, kd, c;
+
+		if (!IS_CONV(L))
+			continue;
+		T = conv_positions(&L->g);
+		kd = conv_kd(&L->g);
+		c = L->g.co;
+		if (T > SIZE_MAX / 8 / kd / cap || kd > SIZE_MAX / 8 / c ||
+		    T > SIZE_MAX / 8 / T)
+			return NN_E_NOMEM;
+		if (cap * T * kd > dmax)
+			dmax = cap * T * kd;
+		if (kd * c > smax)
+			smax = kd * c;
+		if (2 * T * T > smax)
+			smax = 2 * T * T;
+		if (total > SIZE_MAX / 8 - cap * T * kd)
+			return NN_E_NOMEM;
+		total += cap * T * kd;
+	}
+	if (total > SIZE_MAX / 8 - dmax - smax)
+		return NN_E_NOMEM;
+	if ((ws->cbuf = malloc((total + dmax + smax) * sizeof(float))) ==
+	    NULL)
+		return NN_E_NOMEM;
+	total = 0;
+	for (size_t l = 0; l < net->nlayers; l++) {
+		const struct nn_layer *L = &net->layer[l];
+
+		if (!IS_CONV(L))
+			continue;
+		ws->col[l] = ws->cbuf + total;
+		total += cap * conv_positions(&L->g) * conv_kd(&L->g);
+	}
+	ws->dcol = ws->cbuf + total;
+	ws->nscr = ws->dcol + dmax;
+	return 0;
+}
 
 int
 nn_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
@@ -122,8 +262,10 @@ nn_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
 	/* Activations and gradients of every layer, plus the largest W for
 	 * the f32 clipped sums.  Each term is below cap * 2^24 floats. */
 	for (size_t l = 0; l < net->nlayers; l++) {
-		size_t w = net->layer[l].in * net->layer[l].out;
+		size_t w, r, c;
 
+		nn_layer_wdims(&net->layer[l], &r, &c);
+		w = r * c;
 		if (total > SIZE_MAX / sizeof(float) / 4 - 2 * cap *
 		    net->layer[l].out)
 			return NN_E_NOMEM;
@@ -146,6 +288,10 @@ nn_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
 	ws->sum32 = ws->buf + total;
 	ws->cap = cap;
 	ws->nlayers = net->nlayers;
+	if (nn_net_tmax(net) > 0 && conv_ws_init(ws, net, cap) != 0) {
+		nn_ws_free(ws);
+		return NN_E_NOMEM;
+	}
 	return 0;
 }
 
@@ -155,6 +301,7 @@ nn_ws_free(struct nn_ws *ws)
 	if (ws == NULL)
 		return;
 	free(ws->buf);
+	free(ws->cbuf);
 	free(ws->sum64);
 	memset(ws, 0, sizeof *ws);
 }
@@ -193,6 +340,34 @@ bias_act(float *z, const float *b, size_t len, int relu)
 	}
 }
 
+/* z <- tanh(z). */
+static void
+act_tanh(float *z, size_t len)
+{
+	for (size_t k = 0; k < len; k++)
+		z[k] = tanhf(z[k]);
+}
+
+/* Forward of image layer l (W its parameters) on n rows. */
+static void
+image_forward(const struct nn_layer *L, const float *W, struct nn_ws *ws,
+    size_t l, size_t n)
+{
+	float *z = ws->a[l + 1];
+	size_t T = conv_positions(&L->g), kd = conv_kd(&L->g), co = L->g.co;
+
+	if (IS_POOL(L)) {
+		conv_pool_fwd(&L->g, L->kind == NN_MAXPOOL, ws->a[l], n, z);
+		return;
+	}
+	conv_im2col(&L->g, ws->a[l], n, ws->col[l]);
+	la_sgemm(0, 0, n * T, co, kd, 1.0f, ws->col[l], W, 0.0f, z);
+	for (size_t r = 0; r < n * T; r++)
+		bias_act(z + r * co, W + kd * co, co, L->act == NN_ACT_RELU);
+	if (L->act == NN_ACT_TANH)
+		act_tanh(z, n * L->out);
+}
+
 void
 nn_forward_to(const struct nn_net *net, const float *param,
     struct nn_ws *ws, float *x, size_t n, size_t upto)
@@ -204,10 +379,16 @@ nn_forward_to(const struct nn_net *net, const float *param,
 		const float *W = param + L->off, *b = W + L->in * L->out;
 		float *z = ws->a[l + 1];
 
+		if (L->kind != NN_DENSE) {
+			image_forward(L, W, ws, l, n);
+			continue;
+		}
 		la_sgemm(0, 0, n, L->out, L->in, 1.0f, ws->a[l], W, 0.0f, z);
 		for (size_t i = 0; i < n; i++)
 			bias_act(z + i * L->out, b, L->out,
 			    L->act == NN_ACT_RELU);
+		if (L->act == NN_ACT_TANH)
+			act_tanh(z, n * L->out);
 	}
 }
 
@@ -305,6 +486,38 @@ axpy(float *s, float scale, const float *x, size_t len)
 		s[k] += scale * x[k];
 }
 
+/* g <- g * act'(z), a = act(z) the layer's output. */
+static void
+act_back(int act, float *g, const float *a, size_t len)
+{
+	if (act == NN_ACT_RELU)
+		relu_mask(g, a, len);
+	else if (act == NN_ACT_TANH)
+		for (size_t k = 0; k < len; k++)
+			g[k] *= 1.0f - a[k] * a[k];
+}
+
+/* gin (n x in) = the gradient of layer l's input from g (n x out, the
+ * gradient of its pre-activation output). */
+static void
+layer_back(const struct nn_layer *L, const float *param, struct nn_ws *ws,
+    size_t l, const float *g, float *gin)
+{
+	size_t n = ws->n;
+
+	if (L->kind == NN_DENSE)
+		la_sgemm(0, 1, n, L->in, L->out, 1.0f, g, param + L->off,
+		    0.0f, gin);
+	else if (IS_POOL(L))
+		conv_pool_bwd(&L->g, L->kind == NN_MAXPOOL, ws->a[l],
+		    ws->a[l + 1], g, n, gin);
+	else {
+		la_sgemm(0, 1, n * conv_positions(&L->g), conv_kd(&L->g),
+		    L->g.co, 1.0f, g, param + L->off, 0.0f, ws->dcol);
+		conv_col2im(&L->g, ws->dcol, n, gin);
+	}
+}
+
 void
 nn_backward(const struct nn_net *net, const float *param, struct nn_ws *ws,
     const float *gout, float *gin)
@@ -317,21 +530,17 @@ nn_backward(const struct nn_net *net, const float *param, struct nn_ws *ws,
 		return;
 	if (gout != ws->g[L - 1])
 		memcpy(ws->g[L - 1], gout, n * top->out * sizeof *gout);
-	if (top->act == NN_ACT_RELU)
-		relu_mask(ws->g[L - 1], ws->a[L], n * top->out);
+	act_back(top->act, ws->g[L - 1], ws->a[L], n * top->out);
 	for (size_t l = L - 1; l > lo; l--) {
 		const struct nn_layer *Ly = &net->layer[l];
-		const float *W = param + Ly->off;
 
 		/* g_{l-1} = (g_l W_l^T) * act'_{l-1}(a_l) */
-		la_sgemm(0, 1, n, Ly->in, Ly->out, 1.0f, ws->g[l], W, 0.0f,
-		    ws->g[l - 1]);
-		if (net->layer[l - 1].act == NN_ACT_RELU)
-			relu_mask(ws->g[l - 1], ws->a[l], n * Ly->in);
+		layer_back(Ly, param, ws, l, ws->g[l], ws->g[l - 1]);
+		act_back(net->layer[l - 1].act, ws->g[l - 1], ws->a[l],
+		    n * Ly->in);
 	}
 	if (gin != NULL)
-		la_sgemm(0, 1, n, net->layer[0].in, net->layer[0].out, 1.0f,
-		    ws->g[0], param + net->layer[0].off, 0.0f, gin);
+		layer_back(&net->layer[0], param, ws, 0, ws->g[0], gin);
 }
 
 void
@@ -345,8 +554,18 @@ nn_grad_sum(const struct nn_net *net, struct nn_ws *ws, float scale,
 		float *dW = grad + L->off, *db = dW + L->in * L->out;
 		const float *g = ws->g[l];
 
-		if (L->frozen)
+		if (L->frozen || IS_POOL(L))
 			continue;
+		if (IS_CONV(L)) {
+			size_t T = conv_positions(&L->g), kd = conv_kd(&L->g);
+
+			db = dW + kd * L->g.co;
+			la_sgemm(1, 0, kd, L->g.co, n * T, scale, ws->col[l],
+			    g, 1.0f, dW);
+			for (size_t r = 0; r < n * T; r++)
+				axpy(db, scale, g + r * L->g.co, L->g.co);
+			continue;
+		}
 		la_sgemm(1, 0, L->in, L->out, n, scale, ws->a[l], g, 1.0f, dW);
 		for (size_t i = 0; i < n; i++)
 			axpy(db, scale, g + i * L->out, L->out);
@@ -378,6 +597,110 @@ nn_row_sqnorm(const float *x, size_t d)
 	return sumsq(x, d);
 }
 
+/*
+ * Convolutions.  Example i's gradient of a convolution is x_i = A_i^T G_i
+ * (weights) and 1^T G_i (bias), A_i (T x kd) its unfolded input and G_i
+ * (T x co) its output gradient.  Its squared norm s_i is computed from
+ * float products, so it carries an error that is absolute, not relative
+ * to s_i (cancellation), and conv_sqnorms adds a bound of it:
+ *
+ * direct (kd co < T (kd + co) ... the cheaper): D = fl(A_i^T G_i) by
+ *   SGEMM, |D - A_i^T G_i| <= gamma_T(f32) |A_i|^T |G_i| entrywise
+ *   (Higham 2002, 3.5), whose Frobenius norm is at most gamma_T ||A_i||
+ *   ||G_i|| (Cauchy-Schwarz per entry); the bias in double, off by at most
+ *   gamma_T(f64) sqrt(T) ||G_i||.  Bound: (||D, bias|| + those)^2.
+ * ghost: P = fl(A_i A_i^T), Q = fl(G_i G_i^T) by SGEMM, with |dP_tt'| <=
+ *   gamma_kd ||a_t|| ||a_t'|| and |dQ_tt'| <= gamma_co ||g_t|| ||g_t'||,
+ *   and s = sum (P + 1) Q in double (the 1 is the bias).  Summing those
+ *   bounds against |Q| <= ||g_t|| ||g_t'|| and |P + 1| <= sqrt(||a_t||^2
+ *   + 1) sqrt(||a_t'||^2 + 1) gives an error of at most (gamma_kd +
+ *   gamma_co + gamma_kd gamma_co + gamma_(T^2+3)(f64)) m_i, with m_i =
+ *   (||A_i||^2 + T) ||G_i||^2.  Bound: max(s, 0) + that.
+ * Both add 2^-200 for underflow and a 2^-20 relative slack on the error
+ * terms; the norms ||A_i||^2 and ||G_i||^2 are double sums of exact
+ * squares (relative error below 2^-28, as for dense layers).
+ *
+ * The clipped sum is one DGEMM over the n T rows (i, t), so an entry's
+ * error is relative to sum_i w_i sum_t |a_it| |g_it|, not to the clipped
+ * contributions: Minkowski and Cauchy-Schwarz bound its L2 norm by
+ * gamma_h sum_i w_i sqrt(m_i).  conv_sqnorms therefore adds max(bound,
+ * m_i / rho^2) (rho = NN_CONV_RHO), so that w_i sqrt(m_i) <= rho C' for
+ * every example, and nn_clip_plan_conv charges the DGEMM's error
+ * 2 gamma_h(f64) (N + 1) rho C' (h = cap T + N + 8: a term passes through
+ * at most cap T products and additions in its call's DGEMM and bias sum,
+ * and one addition per call after it).
+ */
+
+/* gamma_h for unit roundoff u, rounded up generously. */
+static double
+gam(double h, double u)
+{
+	return fpsum_gamma(h, u) * (1 + 0x1p-20);
+}
+
+/* Direct or ghost, by the flops: T kd co against T^2 (kd + co). */
+static int
+conv_ghost(size_t T, size_t kd, size_t co)
+{
+	return (double)T * (double)(kd + co) < (double)kd * (double)co;
+}
+
+static void
+conv_sqnorms(const struct nn_layer *L, const struct nn_ws *ws, size_t l,
+    double *sq)
+{
+	size_t T = conv_positions(&L->g), kd = conv_kd(&L->g), co = L->g.co;
+	int ghost = conv_ghost(T, kd, co);
+	double rho2 = NN_CONV_RHO * NN_CONV_RHO, dT = (double)T;
+
+	for (size_t i = 0; i < ws->n; i++) {
+		const float *A = ws->col[l] + i * T * kd;
+		const float *G = ws->g[l] + i * T * co;
+		float *S = ws->nscr;
+		double na = sumsq(A, T * kd), ng = sumsq(G, T * co);
+		double m = (na + dT) * ng, v = 0;
+
+		if (!(na <= NN_ACT_BOUND2)) {		/* also NaN */
+			sq[i] = INFINITY;
+			continue;
+		}
+		if (!(m <= DBL_MAX)) {			/* G not finite */
+			sq[i] = INFINITY;
+			continue;
+		}
+		if (ghost) {
+			const float *P = S, *Q = S + T * T;
+
+			la_sgemm(0, 1, T, T, kd, 1.0f, A, A, 0.0f, S);
+			la_sgemm(0, 1, T, T, co, 1.0f, G, G, 0.0f, S + T * T);
+			for (size_t k = 0; k < T * T; k++)
+				v += ((double)P[k] + 1) * (double)Q[k];
+			v = (v > 0 ? v : 0) + (gam((double)kd, 0x1p-24) +
+			    gam((double)co, 0x1p-24) + gam((double)kd, 0x1p-24) *
+			    gam((double)co, 0x1p-24) + gam(dT * dT + 3,
+			    0x1p-53)) * m;
+		} else {
+			double e;
+
+			la_sgemm(1, 0, kd, co, T, 1.0f, A, G, 0.0f, S);
+			v = sumsq(S, kd * co);
+			for (size_t o = 0; o < co; o++) {
+				double b = 0;
+
+				for (size_t t = 0; t < T; t++)
+					b += (double)G[t * co + o];
+				v += b * b;
+			}
+			e = gam(dT + 1, 0x1p-24) * sqrt(na) * sqrt(ng) +
+			    gam(dT + 1, 0x1p-53) * sqrt(dT * ng);
+			v = sqrt(v) + e;
+			v *= v;
+		}
+		v += 0x1p-200;
+		sq[i] += v > m / rho2 ? v : m / rho2;
+	}
+}
+
 void
 nn_sqnorms_cached(const struct nn_net *net, const struct nn_ws *ws,
     const double *in_sq, double *sq)
@@ -385,10 +708,15 @@ nn_sqnorms_cached(const struct nn_net *net, const struct nn_ws *ws,
 	for (size_t l = 0; l < net->nlayers; l++) {
 		const struct nn_layer *L = &net->layer[l];
 
-		if (L->frozen)
+		if (L->frozen || IS_POOL(L))
 			continue;
+		if (IS_CONV(L)) {
+			conv_sqnorms(L, ws, l, sq);
+			continue;
+		}
 		for (size_t i = 0; i < ws->n; i++) {
-			double na = l == 0 && in_sq != NULL ? in_sq[i] :
+			double na = l == 0 && in_sq != NULL &&
+			    L->kind == NN_DENSE ? in_sq[i] :
 			    sumsq(ws->a[l] + i * L->in, L->in);
 			double ng = sumsq(ws->g[l] + i * L->out, L->out);
 
@@ -459,6 +787,13 @@ int
 nn_clip_plan(struct nn_clip *p, double clip, double expected,
     uint64_t nrecords, size_t cap)
 {
+	return nn_clip_plan_conv(p, clip, expected, nrecords, cap, 0);
+}
+
+int
+nn_clip_plan_conv(struct nn_clip *p, double clip, double expected,
+    uint64_t nrecords, size_t cap, size_t tmax)
+{
 	static const size_t chunks[] = { 256, 128, 64, 32, 16 };
 	double N1, e32 = 0, e64, e, nmax;
 
@@ -494,6 +829,10 @@ nn_clip_plan(struct nn_clip *p, double clip, double expected,
 	 * (fpsum.h: 2 gamma_(N1 + 8) N1). */
 	e64 = fpsum_margin(N1, 8, 0x1p-53);
 	e = e32 > e64 ? e32 : e64;
+	/* Convolutions (see "Convolutions" above). */
+	if (tmax > 0)
+		e += NN_CONV_RHO * 2 * gam((double)cap * (double)tmax + N1 + 8,
+		    0x1p-53) * N1;
 	p->clip = clip;
 	p->clip_row = nextafter(clip * (1 - 0x1p-20) / ((1 + 0x1p-22) *
 	    (1 + e)), 0);
@@ -562,6 +901,44 @@ clip_sum_f64(const struct nn_layer *L, struct nn_ws *ws, float *A,
 	return 0;
 }
 
+/* Convolution l: sum += A^T diag(wt) G and the bias sums, in double
+ * (one DGEMM over the n T rows; the bias summed per call first). */
+static int
+clip_sum_conv(const struct nn_layer *L, struct nn_ws *ws, size_t l,
+    const double *wt, size_t n, double *sum)
+{
+	size_t T = conv_positions(&L->g), kd = conv_kd(&L->g), co = L->g.co;
+	size_t rows = n * T;
+	double *dA, *dG, *bs, *db = sum + kd * co;
+	int rc;
+
+	if ((rc = sum64_reserve(ws, rows * (kd + co) + co)) != 0)
+		return rc;
+	dA = ws->sum64;
+	dG = dA + rows * kd;
+	bs = dG + rows * co;
+	memset(bs, 0, co * sizeof *bs);
+	for (size_t i = 0; i < n; i++)
+		for (size_t t = 0; t < T; t++) {
+			size_t r = i * T + t;
+			const float *a = ws->col[l] + r * kd;
+			const float *g = ws->g[l] + r * co;
+
+			for (size_t j = 0; j < kd; j++)
+				dA[r * kd + j] = wt[i] == 0 ? 0 : (double)a[j];
+			for (size_t k = 0; k < co; k++) {
+				dG[r * co + k] = wt[i] == 0 ? 0 :
+				    wt[i] * (double)g[k];
+				bs[k] += dG[r * co + k];
+			}
+		}
+	if (rows > 0)
+		la_gemm(1, 0, kd, co, rows, 1.0, dA, dG, 1.0, sum);
+	for (size_t k = 0; k < co; k++)
+		db[k] += bs[k];
+	return 0;
+}
+
 int
 nn_clip_sum(const struct nn_clip *p, const struct nn_net *net,
     struct nn_ws *ws, const double *wt, size_t nbatch, double *sum)
@@ -577,8 +954,13 @@ nn_clip_sum(const struct nn_clip *p, const struct nn_net *net,
 		double *dW = sum + L->off, *db = dW + L->in * L->out;
 		size_t nw = L->in * L->out;
 
-		if (L->frozen)
+		if (L->frozen || IS_POOL(L))
 			continue;
+		if (IS_CONV(L)) {
+			if ((rc = clip_sum_conv(L, ws, l, wt, n, dW)) != 0)
+				return rc;
+			continue;
+		}
 		if (!f32) {
 			if ((rc = clip_sum_f64(L, ws, A, G, wt, n, dW)) != 0)
 				return rc;
@@ -610,6 +992,32 @@ nn_clip_sum(const struct nn_clip *p, const struct nn_net *net,
 	return 0;
 }
 
+/* Example i's clipped contribution to convolution l, as clip_sum_conv
+ * adds it: sum_t a_t x wt g_t and sum_t wt g_t, in double. */
+static void
+conv_contrib(const struct nn_layer *L, const struct nn_ws *ws, size_t l,
+    size_t i, double wt, double *W)
+{
+	size_t T = conv_positions(&L->g), kd = conv_kd(&L->g), co = L->g.co;
+	double *b = W + kd * co;
+
+	memset(W, 0, (kd * co + co) * sizeof *W);
+	if (wt == 0)
+		return;
+	for (size_t t = 0; t < T; t++) {
+		const float *a = ws->col[l] + (i * T + t) * kd;
+		const float *g = ws->g[l] + (i * T + t) * co;
+
+		for (size_t k = 0; k < co; k++) {
+			double gk = wt * (double)g[k];
+
+			b[k] += gk;
+			for (size_t j = 0; j < kd; j++)
+				W[j * co + k] += (double)a[j] * gk;
+		}
+	}
+}
+
 void
 nn_clip_contrib(const struct nn_net *net, const struct nn_ws *ws, size_t i,
     double wt, double *out)
@@ -619,8 +1027,12 @@ nn_clip_contrib(const struct nn_net *net, const struct nn_ws *ws, size_t i,
 		const float *a = ws->a[l] + i * L->in, *g = ws->g[l] + i * L->out;
 		double *W = out + L->off, *b = W + L->in * L->out;
 
-		if (L->frozen)
+		if (L->frozen || IS_POOL(L))
 			continue;
+		if (IS_CONV(L)) {
+			conv_contrib(L, ws, l, i, wt, out + L->off);
+			continue;
+		}
 		for (size_t k = 0; k < L->out; k++) {
 			float gk = wt == 0 ? 0.0f : (float)(wt * (double)g[k]);
 			b[k] = gk;

@@ -1,0 +1,178 @@
+/* conv.c: convolution and pooling on channel-last images (see conv.h). */
+#include <string.h>
+
+#include "conv.h"
+
+int
+conv_geom_init(struct conv_geom *g, size_t h, size_t w, size_t c, size_t k,
+    size_t s, size_t p, size_t co, int pool)
+{
+	memset(g, 0, sizeof *g);
+	if (pool) {
+		s = k;
+		p = 0;
+		co = c;
+	}
+	if (h == 0 || w == 0 || c == 0 || k == 0 || s == 0 || co == 0 ||
+	    h > CONV_MAX_DIM || w > CONV_MAX_DIM || c > CONV_MAX_DIM ||
+	    k > CONV_MAX_DIM || s > CONV_MAX_DIM || co > CONV_MAX_DIM ||
+	    p >= k || h + 2 * p < k || w + 2 * p < k)
+		return -1;
+	g->h = h;
+	g->w = w;
+	g->c = c;
+	g->k = k;
+	g->s = s;
+	g->p = p;
+	g->co = co;
+	g->ho = (h + 2 * p - k) / s + 1;
+	g->wo = (w + 2 * p - k) / s + 1;
+	return 0;
+}
+
+size_t
+conv_positions(const struct conv_geom *g)
+{
+	return g->ho * g->wo;
+}
+
+size_t
+conv_kd(const struct conv_geom *g)
+{
+	return g->k * g->k * g->c;
+}
+
+/* Copy (fold 0) or add back (fold 1) one example's patches. */
+static void
+unfold(const struct conv_geom *g, float *x, float *col, int fold)
+{
+	size_t c = g->c, kd = conv_kd(g);
+
+	for (size_t ty = 0; ty < g->ho; ty++)
+		for (size_t tx = 0; tx < g->wo; tx++) {
+			float *row = col + (ty * g->wo + tx) * kd;
+
+			for (size_t ky = 0; ky < g->k; ky++) {
+				/* y = ty s - p + ky, as a signed value */
+				size_t y = ty * g->s + ky;
+				float *dst = row + ky * g->k * c;
+
+				if (y < g->p || y - g->p >= g->h) {
+					if (!fold)
+						memset(dst, 0, g->k * c *
+						    sizeof *dst);
+					continue;
+				}
+				y -= g->p;
+				for (size_t kx = 0; kx < g->k; kx++) {
+					size_t xx = tx * g->s + kx;
+					float *src, *d = dst + kx * c;
+
+					if (xx < g->p || xx - g->p >= g->w) {
+						if (!fold)
+							memset(d, 0, c *
+							    sizeof *d);
+						continue;
+					}
+					src = x + (y * g->w + xx - g->p) * c;
+					if (!fold)
+						memcpy(d, src, c * sizeof *d);
+					else
+						for (size_t j = 0; j < c; j++)
+							src[j] += d[j];
+				}
+			}
+		}
+}
+
+void
+conv_im2col(const struct conv_geom *g, const float *x, size_t n,
+    float *col)
+{
+	size_t in = g->h * g->w * g->c, out = conv_positions(g) * conv_kd(g);
+
+	/* unfold reads x only when fold is 0. */
+	for (size_t i = 0; i < n; i++)
+		unfold(g, (float *)(x + i * in), col + i * out, 0);
+}
+
+void
+conv_col2im(const struct conv_geom *g, const float *col, size_t n, float *x)
+{
+	size_t in = g->h * g->w * g->c, out = conv_positions(g) * conv_kd(g);
+
+	memset(x, 0, n * in * sizeof *x);
+	for (size_t i = 0; i < n; i++)
+		unfold(g, x + i * in, (float *)(col + i * out), 1);
+}
+
+void
+conv_pool_fwd(const struct conv_geom *g, int max, const float *x, size_t n,
+    float *y)
+{
+	size_t c = g->c, in = g->h * g->w * c, out = g->ho * g->wo * c;
+	float inv = 1.0f / (float)(g->k * g->k);
+
+	for (size_t i = 0; i < n; i++) {
+		const float *xi = x + i * in;
+		float *yi = y + i * out;
+
+		for (size_t ty = 0; ty < g->ho; ty++)
+			for (size_t tx = 0; tx < g->wo; tx++)
+				for (size_t j = 0; j < c; j++) {
+					float acc = max ? xi[(ty * g->k * g->w +
+					    tx * g->k) * c + j] : 0.0f;
+
+					for (size_t ky = 0; ky < g->k; ky++)
+						for (size_t kx = 0; kx < g->k;
+						    kx++) {
+							float v = xi[((ty * g->k +
+							    ky) * g->w + tx *
+							    g->k + kx) * c + j];
+
+							if (!max)
+								acc += v;
+							else if (v > acc)
+								acc = v;
+						}
+					yi[(ty * g->wo + tx) * c + j] = max ?
+					    acc : acc * inv;
+				}
+	}
+}
+
+void
+conv_pool_bwd(const struct conv_geom *g, int max, const float *x,
+    const float *y, const float *gy, size_t n, float *gx)
+{
+	size_t c = g->c, in = g->h * g->w * c, out = g->ho * g->wo * c;
+	float inv = 1.0f / (float)(g->k * g->k);
+
+	memset(gx, 0, n * in * sizeof *gx);
+	for (size_t i = 0; i < n; i++)
+		for (size_t ty = 0; ty < g->ho; ty++)
+			for (size_t tx = 0; tx < g->wo; tx++)
+				for (size_t j = 0; j < c; j++) {
+					size_t o = i * out + (ty * g->wo + tx) *
+					    c + j;
+					int done = 0;
+
+					for (size_t ky = 0; ky < g->k; ky++)
+						for (size_t kx = 0; kx < g->k;
+						    kx++) {
+							size_t q = i * in +
+							    ((ty * g->k + ky) *
+							    g->w + tx * g->k +
+							    kx) * c + j;
+
+							if (!max)
+								gx[q] += gy[o] *
+								    inv;
+							else if (!done &&
+							    x[q] == y[o]) {
+								gx[q] += gy[o];
+								done = 1;
+							}
+						}
+				}
+}

@@ -1,0 +1,66 @@
+/*
+ * conv.h: the image layers of lib/ml/nn.h: 2-D convolution, average and
+ * max pooling, on examples stored as rows of H x W x C floats, channel
+ * last (the value of channel c at row y, column x is at (y W + x) C + c;
+ * a one-channel image is its pixels in row-major order).  A layer's output
+ * is again H' x W' x C', so a dense layer after it reads the volume
+ * flattened (the row as stored).
+ *
+ * Convolution (cross-correlation, as in every deep learning library) of
+ * kernel k, stride s, zero padding p, c -> co channels:
+ *   H' = (H + 2p - k) / s + 1 (floor), W' likewise,  T = H' W' positions,
+ *   z[t, o] = b[o] + sum over (ky, kx, ci) of x[y, x, ci] W[(ky k + kx) c + ci, o]
+ * with y = ty s - p + ky, x = tx s - p + kx (0 outside the image).  W is
+ * the kd x co matrix (kd = k k c) of the parameter layout, so with the
+ * unfolded input A (im2col: one row of kd values per position, n T rows)
+ * the layer is the GEMM Z = A W, and its gradient A^T G.
+ *
+ * Pooling of size k takes k x k windows at stride k (no padding; rows and
+ * columns beyond the last whole window are dropped), channel by channel:
+ * their mean (average pooling) or maximum (max pooling; the gradient goes
+ * to the first maximal element of the window).  Pool layers have no
+ * parameters.
+ *
+ * Nothing here prints, exits or allocates.
+ */
+#ifndef PRIVADA_CONV_H
+#define PRIVADA_CONV_H
+
+#include <stddef.h>
+
+#define CONV_MAX_DIM 4096		/* most rows, columns, channels, k */
+
+struct conv_geom {
+	size_t h, w, c;			/* input */
+	size_t k, s, p;			/* kernel or window, stride, padding */
+	size_t ho, wo, co;		/* output */
+};
+
+/* Fill g for a convolution (pool 0) or a pool of window k (pool 1: s =
+ * k, p = 0, co = c).  @return 0, or -1 when a size is 0 or above
+ * CONV_MAX_DIM, p >= k, or the window does not fit (H + 2p < k). */
+int conv_geom_init(struct conv_geom *g, size_t h, size_t w, size_t c,
+    size_t k, size_t s, size_t p, size_t co, int pool);
+
+/* Positions T = ho wo, unfolded width kd = k k c, inputs h w c, outputs
+ * T co of one example. */
+size_t conv_positions(const struct conv_geom *g);
+size_t conv_kd(const struct conv_geom *g);
+
+/* Unfold the n examples x (n x h w c) into col (n T x kd). */
+void conv_im2col(const struct conv_geom *g, const float *x, size_t n,
+    float *col);
+/* Fold back: x (n x h w c) = the sum of col's entries onto the inputs they
+ * were copied from (the adjoint of conv_im2col). */
+void conv_col2im(const struct conv_geom *g, const float *col, size_t n,
+    float *x);
+
+/* Pooling forward: y (n x ho wo c) from x; backward: gx (n x h w c) =
+ * the gradient of gy through it (max: x and y are the layer's input and
+ * output). */
+void conv_pool_fwd(const struct conv_geom *g, int max, const float *x,
+    size_t n, float *y);
+void conv_pool_bwd(const struct conv_geom *g, int max, const float *x,
+    const float *y, const float *gy, size_t n, float *gx);
+
+#endif
