@@ -9,7 +9,7 @@ conv_geom_init(struct conv_geom *g, size_t h, size_t w, size_t c, size_t k,
 {
 	memset(g, 0, sizeof *g);
 	if (pool) {
-		s = k;
+		s = s ? s : k;
 		p = 0;
 		co = c;
 	}
@@ -120,15 +120,15 @@ conv_pool_fwd(const struct conv_geom *g, int max, const float *x, size_t n,
 		for (size_t ty = 0; ty < g->ho; ty++)
 			for (size_t tx = 0; tx < g->wo; tx++)
 				for (size_t j = 0; j < c; j++) {
-					float acc = max ? xi[(ty * g->k * g->w +
-					    tx * g->k) * c + j] : 0.0f;
+					float acc = max ? xi[(ty * g->s * g->w +
+					    tx * g->s) * c + j] : 0.0f;
 
 					for (size_t ky = 0; ky < g->k; ky++)
 						for (size_t kx = 0; kx < g->k;
 						    kx++) {
-							float v = xi[((ty * g->k +
+							float v = xi[((ty * g->s +
 							    ky) * g->w + tx *
-							    g->k + kx) * c + j];
+							    g->s + kx) * c + j];
 
 							if (!max)
 								acc += v;
@@ -161,8 +161,8 @@ conv_pool_bwd(const struct conv_geom *g, int max, const float *x,
 						for (size_t kx = 0; kx < g->k;
 						    kx++) {
 							size_t q = i * in +
-							    ((ty * g->k + ky) *
-							    g->w + tx * g->k +
+							    ((ty * g->s + ky) *
+							    g->w + tx * g->s +
 							    kx) * c + j;
 
 							if (!max)

@@ -15,8 +15,9 @@
  * unfolded input A (im2col: one row of kd values per position, n T rows)
  * the layer is the GEMM Z = A W, and its gradient A^T G.
  *
- * Pooling of size k takes k x k windows at stride k (no padding; rows and
- * columns beyond the last whole window are dropped), channel by channel:
+ * Pooling of size k takes k x k windows at stride s (default k; no
+ * padding; rows and columns beyond the last whole window are dropped),
+ * channel by channel:
  * their mean (average pooling) or maximum (max pooling; the gradient goes
  * to the first maximal element of the window).  Pool layers have no
  * parameters.
@@ -37,7 +38,7 @@ struct conv_geom {
 };
 
 /* Fill g for a convolution (pool 0) or a pool of window k (pool 1: s =
- * k, p = 0, co = c).  @return 0, or -1 when a size is 0 or above
+ * k when s is 0, p = 0, co = c).  @return 0, or -1 when a size is 0 or above
  * CONV_MAX_DIM, p >= k, or the window does not fit (H + 2p < k). */
 int conv_geom_init(struct conv_geom *g, size_t h, size_t w, size_t c,
     size_t k, size_t s, size_t p, size_t co, int pool);

@@ -134,6 +134,12 @@ model_parse_layers(const char *s, struct nn_spec *sp, size_t *n, char *err,
 		} else if (kind == 'a' || kind == 'm') {
 			x.kind = kind == 'a' ? NN_AVGPOOL : NN_MAXPOOL;
 			bad = number(&p, CONV_MAX_DIM, &x.k) != 0 || x.k == 0;
+			x.s = x.k;
+			if (!bad && *p == 's') {
+				p++;
+				bad = number(&p, CONV_MAX_DIM, &x.s) != 0 ||
+				    x.s == 0;
+			}
 		} else if (kind == 'd') {
 			x.kind = NN_DENSE;
 			bad = number(&p, NN_MAX_WIDTH, &x.out) != 0 ||
@@ -143,8 +149,8 @@ model_parse_layers(const char *s, struct nn_spec *sp, size_t *n, char *err,
 		}
 		if (bad || (*p != ',' && *p != '\0'))
 			return fail(err, errlen, "'%.64s': bad layer '%.*s': "
-			    "expected c<N>k<K>[s<S>][p<P>] (P < K), a<K>, m<K> "
-			    "or d<N>, positive, separated by ','", s,
+			    "expected c<N>k<K>[s<S>][p<P>] (P < K), a<K>[s<S>], "
+			    "m<K>[s<S>] or d<N>, positive, separated by ','", s,
 			    (int)(strcspn(item, ",") < 32 ? strcspn(item, ",") :
 			    32), item);
 		sp[k++] = x;
@@ -175,8 +181,9 @@ cnn_arch(const struct nn_model *m, char *buf, size_t len)
 			k += (size_t)snprintf(buf + k, len - k, "%sd%zu", sep,
 			    L->out);
 		else
-			k += (size_t)snprintf(buf + k, len - k, "%s%c%zu", sep,
-			    L->kind == NN_AVGPOOL ? 'a' : 'm', L->g.k);
+			k += (size_t)snprintf(buf + k, len - k, "%s%c%zus%zu",
+			    sep, L->kind == NN_AVGPOOL ? 'a' : 'm', L->g.k,
+			    L->g.s);
 	}
 }
 

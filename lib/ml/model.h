@@ -12,11 +12,12 @@
  *   model.activation  "relu" (between layers; none after the last)
  *   model.classes     the number of classes, the last width.
  * A convolutional model (model_init_cnn) has
- *   model.arch        "cnn:28x28x1:c16k8s2p3,m2,c32k4s2p0,m2,d32,d10": the
+ *   model.arch        "cnn:28x28x1:c16k8s2p3,m2s2,c32k4s2p0,m2s2,d32,d10": the
  *                     input shape H x W x C (channel last, conv.h), then its
  *                     layers: c<N>k<K>s<S>p<P> a convolution of N channels,
- *                     kernel K, stride S, padding P; a<K> and m<K> average
- *                     and max pooling of K x K windows at stride K; d<N> a
+ *                     kernel K, stride S, padding P; a<K>s<S> and m<K>s<S>
+ *                     average and max pooling of K x K windows at stride S
+ *                     (S defaults to K in --arch); d<N> a
  *                     dense layer of N units (the input flattened as
  *                     stored); the last is d<classes>
  *   model.activation  "relu" or "tanh", after every conv and dense layer

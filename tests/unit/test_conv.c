@@ -11,7 +11,7 @@
  * Tolerances as in test_nn.c: f64 central differences with h = 1e-5
  * are accurate to about 1e-9, the f32 backward pass to about 1e-6
  * relative, so 1e-4 (1 + |fd|) separates rounding from a wrong formula.
- * Examples within 1e-3 of a ReLU kink or of a tie in a max-pool window
+ * Examples within 1e-4 of a ReLU kink or of a tie in a max-pool window
  * are skipped.
  */
 #include <math.h>
@@ -25,7 +25,7 @@
 #include "rng.h"
 #include "tap.h"
 
-#define NB 6
+#define NB 16
 #define H0 6
 #define W0 6
 #define C0 2
@@ -48,12 +48,13 @@ unif(struct rng *r, double a)
 	return (2 * ldexp((double)(rng_u64(r) >> 11), -53) - 1) * a;
 }
 
-/* conv c3 k3 s1 p1 (T 36, kd 18: direct), max 2, conv c8 k2 s1 (T 4,
- * kd 12, co 8: ghost), avg 2, dense 5, dense 3. */
+/* conv c3 k3 s1 p1 (T 36, kd 18: direct), max 2 stride 1 (overlapping
+ * windows), conv c8 k3 s2 (T 4, kd 27, co 8: ghost), avg 2, dense 5,
+ * dense 3. */
 static const struct nn_spec spec[] = {
 	{ NN_CONV, 3, 3, 1, 1 },
-	{ NN_MAXPOOL, 0, 2, 0, 0 },
-	{ NN_CONV, 8, 2, 1, 0 },
+	{ NN_MAXPOOL, 0, 2, 1, 0 },
+	{ NN_CONV, 8, 3, 2, 0 },
 	{ NN_AVGPOOL, 0, 2, 0, 0 },
 	{ NN_DENSE, 5, 0, 0, 0 },
 	{ NN_DENSE, K, 0, 0, 0 },
@@ -123,8 +124,8 @@ ref_loss(const struct nn_net *net, const double *p, const double *x, int y,
 
 				for (size_t ky = 0; ky < g->k; ky++)
 				for (size_t kx = 0; kx < g->k; kx++) {
-					double v = a[((ty * g->k + ky) * w +
-					    tx * g->k + kx) * c + ci];
+					double v = a[((ty * g->s + ky) * w +
+					    tx * g->s + kx) * c + ci];
 
 					sum += v;
 					if (v > best) {
@@ -134,8 +135,10 @@ ref_loss(const struct nn_net *net, const double *p, const double *x, int y,
 						second = v;
 					}
 				}
+				/* A tie of ReLU zeros is harmless: every unit
+				 * in it has derivative 0. */
 				if (L->kind == NN_MAXPOOL && best - second <
-				    *kink)
+				    *kink && best != 0)
 					*kink = best - second;
 				z[(ty * g->wo + tx) * c + ci] = L->kind ==
 				    NN_MAXPOOL ? best : sum / (double)(g->k *
@@ -214,10 +217,11 @@ test_geometry(void)
 	    "image, an image layer after a dense one, and no dense last layer "
 	    "are refused");
 	build(&net, NN_ACT_RELU, &np);
-	ok(np == 2 * 2 * 0 + 9 * 2 * 3 + 3 + 4 * 3 * 8 + 8 + 8 * 5 + 5 +
-	    5 * 3 + 3 && net.layer[1].out == 27 && net.layer[3].out == 8 &&
-	    nn_net_tmax(&net) == 36, "the test net has %zu parameters, "
-	    "max-pool 3x3x3, avg-pool 1x1x8, T at most 36", np);
+	ok(np == 9 * 2 * 3 + 3 + 27 * 8 + 8 + 8 * 5 + 5 + 5 * 3 + 3 &&
+	    net.layer[1].out == 75 && net.layer[2].out == 32 &&
+	    net.layer[3].out == 8 && nn_net_tmax(&net) == 36, "the test net "
+	    "has %zu parameters, max-pool 5x5x3, conv 2x2x8, avg-pool 1x1x8, "
+	    "T at most 36", np);
 }
 
 /* Gradients (per example, through nn_clip_contrib with weight 1) and
@@ -271,7 +275,7 @@ test_grad(int a, const char *what)
 		for (size_t j = 0; j < D0; j++)
 			xd[j] = x[i * D0 + j];
 		(void)ref_loss(&net, p, xd, y[i], &kink);
-		if (kink < 1e-3) {
+		if (kink < 1e-4) {
 			skipped++;
 			continue;
 		}
@@ -303,11 +307,11 @@ test_grad(int a, const char *what)
 				    (1 + fabs(fd));
 		}
 	}
-	ok(checked >= NB / 2 && worst < 1e-4, "%s: every parameter's gradient "
+	ok(checked >= 4 && worst < 1e-4, "%s: every parameter's gradient "
 	    "(conv, pools, dense) matches finite differences of an f64 "
 	    "reference (worst %.3g, %zu examples, %zu near a kink skipped)",
 	    what, worst, checked, skipped);
-	ok(checked >= NB / 2 && worst_in < 1e-4, "%s: the input gradient "
+	ok(checked >= 4 && worst_in < 1e-4, "%s: the input gradient "
 	    "matches finite differences (worst %.3g)", what, worst_in);
 	ok(nlo >= 1 - 1e-9 && nhi < 1 + 1e-3, "%s: the per-example squared "
 	    "norms (direct for conv 1, ghost for conv 2) bound the "
@@ -348,7 +352,8 @@ test_grad(int a, const char *what)
 static void
 test_sensitivity(void)
 {
-	static const double scale[NB] = { 1, 1e3, 1e6, 1, 1e-20, 30 };
+	static const double scale[NB] = { 1, 1e3, 1e6, 1, 1e-20, 30, 1, 1,
+		1, 1, 1, 1, 1, 1, 1, 0.1 };
 	struct nn_net net;
 	struct nn_ws ws;
 	struct nn_clip cp;
