@@ -1463,15 +1463,19 @@ dpsgd_write_audit(struct ts_writer *w, const struct nn_net *net,
 
 	for (size_t l = 0; l < net->nlayers; l++) {
 		const struct nn_layer *L = &net->layer[l];
-		for (int part = 0; part < 2; part++) {
-			size_t len = part ? L->out : L->in * L->out;
-			size_t off = L->off + (part ? L->in * L->out : 0);
+		size_t r, c;
+
+		nn_layer_wdims(L, &r, &c);
+		for (int part = 0; part < 2 && r > 0; part++) {
+			size_t len = part ? c : r * c;
+			size_t off = L->off + (part ? r * c : 0);
 			uint64_t dims[2] = { runs, len };
 			struct tensor hdr;
 			char name[64];
 
-			snprintf(name, sizeof name, "%s/fc%zu/%s", prefix,
-			    l + 1, part ? "b" : "W");
+			snprintf(name, sizeof name, "%s/%s%zu/%s", prefix,
+			    L->kind == NN_CONV ? "conv" : "fc", l + 1,
+			    part ? "b" : "W");
 			if ((rc = tensor_init(&hdr, name, TS_F32, 2, dims)) != 0)
 				return rc;
 			rc = ts_write_begin(w, &hdr);
