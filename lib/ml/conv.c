@@ -1,4 +1,5 @@
 /* conv.c: convolution and pooling on channel-last images (see conv.h). */
+#include <stdint.h>
 #include <string.h>
 
 #include "conv.h"
@@ -42,44 +43,60 @@ conv_kd(const struct conv_geom *g)
 	return g->k * g->k * g->c;
 }
 
-/* Copy (fold 0) or add back (fold 1) one example's patches. */
+/* Copy (fold 0) or add back (fold 1) one example's patches.  A kernel
+ * row that lies wholly inside the image is k c contiguous values of both
+ * x and the patch, so it moves in one piece. */
 static void
 unfold(const struct conv_geom *g, float *x, float *col, int fold)
 {
-	size_t c = g->c, kd = conv_kd(g);
+	size_t c = g->c, k = g->k, kd = conv_kd(g), run = k * c;
 
 	for (size_t ty = 0; ty < g->ho; ty++)
 		for (size_t tx = 0; tx < g->wo; tx++) {
 			float *row = col + (ty * g->wo + tx) * kd;
+			size_t x0 = tx * g->s;	/* + p: the padded column */
+			int inside = x0 >= g->p && x0 - g->p + k <= g->w;
 
-			for (size_t ky = 0; ky < g->k; ky++) {
+			for (size_t ky = 0; ky < k; ky++) {
 				/* y = ty s - p + ky, as a signed value */
 				size_t y = ty * g->s + ky;
-				float *dst = row + ky * g->k * c;
+				float *dst = row + ky * run, *src;
 
 				if (y < g->p || y - g->p >= g->h) {
 					if (!fold)
-						memset(dst, 0, g->k * c *
+						memset(dst, 0, run *
 						    sizeof *dst);
 					continue;
 				}
 				y -= g->p;
-				for (size_t kx = 0; kx < g->k; kx++) {
-					size_t xx = tx * g->s + kx;
-					float *src, *d = dst + kx * c;
+				if (inside) {
+					src = x + (y * g->w + x0 - g->p) * c;
+					if (!fold)
+						memcpy(dst, src, run *
+						    sizeof *dst);
+					else
+						for (size_t j = 0; j < run; j++)
+							src[j] += dst[j];
+					continue;
+				}
+				for (size_t kx = 0; kx < k; kx++) {
+					size_t xx = x0 + kx;
+					float *d = dst + kx * c;
 
 					if (xx < g->p || xx - g->p >= g->w) {
 						if (!fold)
-							memset(d, 0, c *
-							    sizeof *d);
+							for (size_t j = 0; j < c;
+							    j++)
+								d[j] = 0.0f;
 						continue;
 					}
 					src = x + (y * g->w + xx - g->p) * c;
-					if (!fold)
-						memcpy(d, src, c * sizeof *d);
-					else
-						for (size_t j = 0; j < c; j++)
+					for (size_t j = 0; j < c; j++) {
+						if (!fold)
+							d[j] = src[j];
+						else
 							src[j] += d[j];
+					}
 				}
 			}
 		}
@@ -108,7 +125,7 @@ conv_col2im(const struct conv_geom *g, const float *col, size_t n, float *x)
 
 void
 conv_pool_fwd(const struct conv_geom *g, int max, const float *x, size_t n,
-    float *y)
+    float *y, uint32_t *arg)
 {
 	size_t c = g->c, in = g->h * g->w * c, out = g->ho * g->wo * c;
 	float inv = 1.0f / (float)(g->k * g->k);
@@ -118,61 +135,80 @@ conv_pool_fwd(const struct conv_geom *g, int max, const float *x, size_t n,
 		float *yi = y + i * out;
 
 		for (size_t ty = 0; ty < g->ho; ty++)
-			for (size_t tx = 0; tx < g->wo; tx++)
+			for (size_t tx = 0; tx < g->wo; tx++) {
+				float *o = yi + (ty * g->wo + tx) * c;
+				uint32_t *a = max ? arg + i * out + (ty * g->wo +
+				    tx) * c : NULL;
+				size_t q0 = (ty * g->s * g->w + tx * g->s) * c;
+
+				/* The window's first element, then the rest,
+				 * a row of c channels at a time. */
 				for (size_t j = 0; j < c; j++) {
-					float acc = max ? xi[(ty * g->s * g->w +
-					    tx * g->s) * c + j] : 0.0f;
-
-					for (size_t ky = 0; ky < g->k; ky++)
-						for (size_t kx = 0; kx < g->k;
-						    kx++) {
-							float v = xi[((ty * g->s +
-							    ky) * g->w + tx *
-							    g->s + kx) * c + j];
-
-							if (!max)
-								acc += v;
-							else if (v > acc)
-								acc = v;
-						}
-					yi[(ty * g->wo + tx) * c + j] = max ?
-					    acc : acc * inv;
+					o[j] = xi[q0 + j];
+					if (max)
+						a[j] = (uint32_t)(q0 + j);
 				}
+				for (size_t ky = 0; ky < g->k; ky++)
+					for (size_t kx = 0; kx < g->k; kx++) {
+						size_t q = ((ty * g->s + ky) *
+						    g->w + tx * g->s + kx) * c;
+
+						if (ky + kx == 0)
+							continue;
+						if (!max) {
+							for (size_t j = 0; j < c;
+							    j++)
+								o[j] += xi[q + j];
+							continue;
+						}
+						/* Branchless: vectorised. */
+						for (size_t j = 0; j < c; j++) {
+							float v = xi[q + j];
+							int gt = v > o[j];
+
+							o[j] = gt ? v : o[j];
+							a[j] = gt ? (uint32_t)(q +
+							    j) : a[j];
+						}
+					}
+				if (!max)
+					for (size_t j = 0; j < c; j++)
+						o[j] *= inv;
+			}
 	}
 }
 
 void
-conv_pool_bwd(const struct conv_geom *g, int max, const float *x,
-    const float *y, const float *gy, size_t n, float *gx)
+conv_pool_bwd(const struct conv_geom *g, int max, const uint32_t *arg,
+    const float *gy, size_t n, float *gx)
 {
 	size_t c = g->c, in = g->h * g->w * c, out = g->ho * g->wo * c;
 	float inv = 1.0f / (float)(g->k * g->k);
 
 	memset(gx, 0, n * in * sizeof *gx);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		const float *gi = gy + i * out;
+		float *xo = gx + i * in;
+
+		if (max) {
+			const uint32_t *a = arg + i * out;
+
+			for (size_t o = 0; o < out; o++)
+				xo[a[o]] += gi[o];
+			continue;
+		}
 		for (size_t ty = 0; ty < g->ho; ty++)
 			for (size_t tx = 0; tx < g->wo; tx++)
-				for (size_t j = 0; j < c; j++) {
-					size_t o = i * out + (ty * g->wo + tx) *
-					    c + j;
-					int done = 0;
+				for (size_t ky = 0; ky < g->k; ky++)
+					for (size_t kx = 0; kx < g->k; kx++) {
+						float *d = xo + ((ty * g->s +
+						    ky) * g->w + tx * g->s +
+						    kx) * c;
+						const float *s = gi + (ty *
+						    g->wo + tx) * c;
 
-					for (size_t ky = 0; ky < g->k; ky++)
-						for (size_t kx = 0; kx < g->k;
-						    kx++) {
-							size_t q = i * in +
-							    ((ty * g->s + ky) *
-							    g->w + tx * g->s +
-							    kx) * c + j;
-
-							if (!max)
-								gx[q] += gy[o] *
-								    inv;
-							else if (!done &&
-							    x[q] == y[o]) {
-								gx[q] += gy[o];
-								done = 1;
-							}
-						}
-				}
+						for (size_t j = 0; j < c; j++)
+							d[j] += s[j] * inv;
+					}
+	}
 }

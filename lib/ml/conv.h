@@ -28,6 +28,7 @@
 #define PRIVADA_CONV_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define CONV_MAX_DIM 4096		/* most rows, columns, channels, k */
 
@@ -56,12 +57,14 @@ void conv_im2col(const struct conv_geom *g, const float *x, size_t n,
 void conv_col2im(const struct conv_geom *g, const float *col, size_t n,
     float *x);
 
-/* Pooling forward: y (n x ho wo c) from x; backward: gx (n x h w c) =
- * the gradient of gy through it (max: x and y are the layer's input and
- * output). */
+/* Pooling forward: y (n x ho wo c) from x; max pooling also stores in
+ * arg (n x ho wo c) the index in its example's row of x of each maximum
+ * (the first, in window order; NULL for average pooling).  Backward: gx
+ * (n x h w c) = the gradient of gy through it (arg as the forward left
+ * it). */
 void conv_pool_fwd(const struct conv_geom *g, int max, const float *x,
-    size_t n, float *y);
-void conv_pool_bwd(const struct conv_geom *g, int max, const float *x,
-    const float *y, const float *gy, size_t n, float *gx);
+    size_t n, float *y, uint32_t *arg);
+void conv_pool_bwd(const struct conv_geom *g, int max, const uint32_t *arg,
+    const float *gy, size_t n, float *gx);
 
 #endif

@@ -208,8 +208,12 @@ nn_init_params(const struct nn_net *net, float *param, struct rng *r,
 static int
 conv_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
 {
-	size_t total = 0, dmax = 0, smax = 0;
+	size_t total = 0, dmax = 0, smax = 0, image = 0;
 
+	for (size_t l = 0; l < net->nlayers; l++)
+		image += net->layer[l].kind != NN_DENSE;
+	if (image == 0)
+		return 0;
 	for (size_t l = 0; l < net->nlayers; l++) {
 		const struct nn_layer *L = &net->layer[l];
 		size_t T, kd, c;
@@ -234,7 +238,7 @@ conv_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
 	}
 	if (total > SIZE_MAX / 8 - dmax - smax)
 		return NN_E_NOMEM;
-	if ((ws->cbuf = malloc((total + dmax + smax) * sizeof(float))) ==
+	if ((ws->cbuf = malloc((total + dmax + smax + 1) * sizeof(float))) ==
 	    NULL)
 		return NN_E_NOMEM;
 	total = 0;
@@ -248,6 +252,22 @@ conv_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
 	}
 	ws->dcol = ws->cbuf + total;
 	ws->nscr = ws->dcol + dmax;
+	/* The max pools' indices (out < 2^24 per row, cap bounded by
+	 * nn_ws_init). */
+	total = 0;
+	for (size_t l = 0; l < net->nlayers; l++)
+		if (net->layer[l].kind == NN_MAXPOOL)
+			total += cap * net->layer[l].out;
+	if (total == 0)
+		return 0;
+	if ((ws->abuf = malloc(total * sizeof *ws->abuf)) == NULL)
+		return NN_E_NOMEM;
+	total = 0;
+	for (size_t l = 0; l < net->nlayers; l++)
+		if (net->layer[l].kind == NN_MAXPOOL) {
+			ws->arg[l] = ws->abuf + total;
+			total += cap * net->layer[l].out;
+		}
 	return 0;
 }
 
@@ -288,7 +308,7 @@ nn_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
 	ws->sum32 = ws->buf + total;
 	ws->cap = cap;
 	ws->nlayers = net->nlayers;
-	if (nn_net_tmax(net) > 0 && conv_ws_init(ws, net, cap) != 0) {
+	if (conv_ws_init(ws, net, cap) != 0) {
 		nn_ws_free(ws);
 		return NN_E_NOMEM;
 	}
@@ -302,6 +322,7 @@ nn_ws_free(struct nn_ws *ws)
 		return;
 	free(ws->buf);
 	free(ws->cbuf);
+	free(ws->abuf);
 	free(ws->sum64);
 	memset(ws, 0, sizeof *ws);
 }
@@ -357,7 +378,8 @@ image_forward(const struct nn_layer *L, const float *W, struct nn_ws *ws,
 	size_t T = conv_positions(&L->g), kd = conv_kd(&L->g), co = L->g.co;
 
 	if (IS_POOL(L)) {
-		conv_pool_fwd(&L->g, L->kind == NN_MAXPOOL, ws->a[l], n, z);
+		conv_pool_fwd(&L->g, L->kind == NN_MAXPOOL, ws->a[l], n, z,
+		    ws->arg[l]);
 		return;
 	}
 	conv_im2col(&L->g, ws->a[l], n, ws->col[l]);
@@ -509,8 +531,8 @@ layer_back(const struct nn_layer *L, const float *param, struct nn_ws *ws,
 		la_sgemm(0, 1, n, L->in, L->out, 1.0f, g, param + L->off,
 		    0.0f, gin);
 	else if (IS_POOL(L))
-		conv_pool_bwd(&L->g, L->kind == NN_MAXPOOL, ws->a[l],
-		    ws->a[l + 1], g, n, gin);
+		conv_pool_bwd(&L->g, L->kind == NN_MAXPOOL, ws->arg[l], g, n,
+		    gin);
 	else {
 		la_sgemm(0, 1, n * conv_positions(&L->g), conv_kd(&L->g),
 		    L->g.co, 1.0f, g, param + L->off, 0.0f, ws->dcol);

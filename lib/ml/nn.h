@@ -168,7 +168,9 @@ struct nn_ws {
 	float *col[NN_MAX_LAYERS];	/* conv: unfolded input, n T x kd */
 	float *dcol;			/* conv: input gradient scratch */
 	float *nscr;			/* conv: norm scratch */
+	uint32_t *arg[NN_MAX_LAYERS];	/* max pool: where the maxima are */
 	float *cbuf;			/* owns col[], dcol, nscr */
+	uint32_t *abuf;			/* owns arg[] */
 	double *sum64;			/* scratch of the f64 path (lazy) */
 	size_t sum64_len;
 	float *buf;			/* owns a[1..], g[], sum32 */
