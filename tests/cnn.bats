@@ -180,11 +180,13 @@ print("ok")'
 }
 
 @test "one clipped step without noise equals the clipped sum of numpy per-example gradients" {
+	# Convolution 1 takes direct norms (T 36, kd 18, co 3), convolution 3
+	# ghost norms and the DGEMM sum (T 4, kd 12, co 8).
 	# Every example is clipped (C far below the gradients), so the step is
 	# -(lr / N) C' sum_i g_i / |g_i| with C' = C / (1 + margin): the
 	# update is that direction, scaled by C' / C in (0.99, 1] (lr 1000: the
 	# update is far above the float rounding of the parameters).
-	dpsgd-train --no-dp -S 2 --input-shape 6x6x2 --arch c3k3s1p1,a2,c4k2s1,d4 \
+	dpsgd-train --no-dp -S 2 --input-shape 6x6x2 --arch c3k3s1p1,a2,c8k2s1,d4 \
 		--activation tanh --epochs 1 --batch 8 --lr 0.1 img.tns -o m0.tns 2>/dev/null
 	run -0 --separate-stderr dpsgd-train --init m0.tns --sigma 0 --clip 0.001 \
 		--batch full --epochs 1 --lr 1000 --classes 3 --public-records 40 -S 1 img.tns -o m1.tns

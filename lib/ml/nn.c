@@ -55,6 +55,17 @@ nn_layer_wdims(const struct nn_layer *l, size_t *rows, size_t *cols)
 	}
 }
 
+/* Does convolution L take its norms by the ghost identity?  By the
+ * flops: T^2 (kd + co) against T kd co for the direct product. */
+static int
+conv_ghost(const struct nn_layer *L)
+{
+	double T = (double)conv_positions(&L->g), kd = (double)conv_kd(&L->g);
+	double co = (double)L->g.co;
+
+	return T * (kd + co) < kd * co;
+}
+
 size_t
 nn_net_tmax(const struct nn_net *net)
 {
@@ -62,6 +73,7 @@ nn_net_tmax(const struct nn_net *net)
 
 	for (size_t l = 0; l < net->nlayers; l++)
 		if (net->layer[l].kind == NN_CONV &&
+		    conv_ghost(&net->layer[l]) &&
 		    conv_positions(&net->layer[l].g) > t)
 			t = conv_positions(&net->layer[l].g);
 	return t;
@@ -208,7 +220,7 @@ nn_init_params(const struct nn_net *net, float *param, struct rng *r,
 static int
 conv_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
 {
-	size_t total = 0, dmax = 0, smax = 0, image = 0;
+	size_t total = 0, dmax = 0, smax = 0, image = 0, pb = 0;
 
 	for (size_t l = 0; l < net->nlayers; l++)
 		image += net->layer[l].kind != NN_DENSE;
@@ -232,9 +244,13 @@ conv_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
 			smax = kd * c;
 		if (2 * T * T > smax)
 			smax = 2 * T * T;
-		if (total > SIZE_MAX / 8 - cap * T * kd)
+		if (total > SIZE_MAX / 8 - cap * T * kd - cap * kd * c)
 			return NN_E_NOMEM;
 		total += cap * T * kd;
+		if (!conv_ghost(L)) {
+			total += cap * kd * c;
+			pb += cap * c;
+		}
 	}
 	if (total > SIZE_MAX / 8 - dmax - smax)
 		return NN_E_NOMEM;
@@ -249,8 +265,23 @@ conv_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
 			continue;
 		ws->col[l] = ws->cbuf + total;
 		total += cap * conv_positions(&L->g) * conv_kd(&L->g);
+		if (!conv_ghost(L)) {
+			ws->pex[l] = ws->cbuf + total;
+			total += cap * conv_kd(&L->g) * L->g.co;
+		}
 	}
 	ws->dcol = ws->cbuf + total;
+	if (pb > 0) {
+		if ((ws->pbuf = malloc(pb * sizeof *ws->pbuf)) == NULL)
+			return NN_E_NOMEM;
+		pb = 0;
+		for (size_t l = 0; l < net->nlayers; l++)
+			if (IS_CONV(&net->layer[l]) &&
+			    !conv_ghost(&net->layer[l])) {
+				ws->pexb[l] = ws->pbuf + pb;
+				pb += cap * net->layer[l].g.co;
+			}
+	}
 	ws->nscr = ws->dcol + dmax;
 	/* The max pools' indices (out < 2^24 per row, cap bounded by
 	 * nn_ws_init). */
@@ -323,6 +354,7 @@ nn_ws_free(struct nn_ws *ws)
 	free(ws->buf);
 	free(ws->cbuf);
 	free(ws->abuf);
+	free(ws->pbuf);
 	free(ws->sum64);
 	memset(ws, 0, sizeof *ws);
 }
@@ -620,37 +652,39 @@ nn_row_sqnorm(const float *x, size_t d)
 }
 
 /*
- * Convolutions.  Example i's gradient of a convolution is x_i = A_i^T G_i
+ * Convolutions.  Example i's gradient of a convolution is A_i^T G_i
  * (weights) and 1^T G_i (bias), A_i (T x kd) its unfolded input and G_i
- * (T x co) its output gradient.  Its squared norm s_i is computed from
- * float products, so it carries an error that is absolute, not relative
- * to s_i (cancellation), and conv_sqnorms adds a bound of it:
+ * (T x co) its output gradient.  conv_sqnorms takes each layer's norms one
+ * of two ways, whichever costs fewer flops (Bu et al. 2022):
  *
- * direct (kd co < T (kd + co) ... the cheaper): D = fl(A_i^T G_i) by
- *   SGEMM, |D - A_i^T G_i| <= gamma_T(f32) |A_i|^T |G_i| entrywise
- *   (Higham 2002, 3.5), whose Frobenius norm is at most gamma_T ||A_i||
- *   ||G_i|| (Cauchy-Schwarz per entry); the bias in double, off by at most
- *   gamma_T(f64) sqrt(T) ||G_i||.  Bound: (||D, bias|| + those)^2.
- * ghost: P = fl(A_i A_i^T), Q = fl(G_i G_i^T) by SGEMM, with |dP_tt'| <=
- *   gamma_kd ||a_t|| ||a_t'|| and |dQ_tt'| <= gamma_co ||g_t|| ||g_t'||,
- *   and s = sum (P + 1) Q in double (the 1 is the bias).  Summing those
- *   bounds against |Q| <= ||g_t|| ||g_t'|| and |P + 1| <= sqrt(||a_t||^2
- *   + 1) sqrt(||a_t'||^2 + 1) gives an error of at most (gamma_kd +
- *   gamma_co + gamma_kd gamma_co + gamma_(T^2+3)(f64)) m_i, with m_i =
- *   (||A_i||^2 + T) ||G_i||^2.  Bound: max(s, 0) + that.
- * Both add 2^-200 for underflow and a 2^-20 relative slack on the error
- * terms; the norms ||A_i||^2 and ||G_i||^2 are double sums of exact
- * squares (relative error below 2^-28, as for dense layers).
- *
- * The clipped sum is one DGEMM over the n T rows (i, t), so an entry's
- * error is relative to sum_i w_i sum_t |a_it| |g_it|, not to the clipped
- * contributions: Minkowski and Cauchy-Schwarz bound its L2 norm by
- * gamma_h sum_i w_i sqrt(m_i).  conv_sqnorms therefore adds max(bound,
- * m_i / rho^2) (rho = NN_CONV_RHO), so that w_i sqrt(m_i) <= rho C' for
- * every example, and nn_clip_plan_conv charges the DGEMM's error
- * 2 gamma_h(f64) (N + 1) rho C' (h = cap T + N + 8: a term passes through
- * at most cap T products and additions in its call's DGEMM and bias sum,
- * and one addition per call after it).
+ * direct (T kd co < T^2 (kd + co)): the per-example gradient x_i = (D_i,
+ *   b_i), D_i = fl(A_i^T G_i) by SGEMM and b_i the bias sums in double, is
+ *   formed and kept: x_i as computed is the example's contribution, its
+ *   squared norm is computed from it (exact squares, double sums), and
+ *   clip_sum_conv adds wt_i x_i in double -- n terms per entry, exactly
+ *   the dense argument below, and no cheaper: the sum costs n kd co, the
+ *   norm already cost n T kd co.
+ * ghost: s_i = sum_{t,t'} (P + 1) Q with P = fl(A_i A_i^T), Q = fl(G_i
+ *   G_i^T) by SGEMM (the 1 is the bias) and the sum in double.  Nothing
+ *   per example is formed, so the contribution is the exact w_i (A_i^T
+ *   G_i, 1^T G_i) and s_i must bound its squared norm from above: with
+ *   |dP_tt'| <= gamma_kd ||a_t|| ||a_t'|| and |dQ_tt'| <= gamma_co ||g_t||
+ *   ||g_t'|| (Higham 2002, 3.5), |Q| <= ||g_t|| ||g_t'|| and |P + 1| <=
+ *   sqrt(||a_t||^2 + 1) sqrt(||a_t'||^2 + 1), summing gives an error of
+ *   at most (gamma_kd + gamma_co + gamma_kd gamma_co + gamma_(T^2+3)(f64))
+ *   m_i, m_i = (||A_i||^2 + T) ||G_i||^2 (the norms are double sums of
+ *   exact squares, relative error below 2^-28 as for dense layers), so
+ *   conv_sqnorms adds max(s_i, 0) + that + 2^-200 (underflow).
+ *   The clipped sum is then one DGEMM A^T diag(w) G over the n T rows
+ *   (i, t), whose error per entry is relative to sum_i w_i sum_t |a_it|
+ *   |g_it|, not to the clipped contributions: by Minkowski and
+ *   Cauchy-Schwarz its L2 norm is at most gamma_h sum_i w_i sqrt(m_i).
+ *   conv_sqnorms therefore adds max(bound, m_i / rho^2) (rho =
+ *   NN_CONV_RHO), so that w_i sqrt(m_i) <= rho C' for every example, and
+ *   nn_clip_plan_conv charges the DGEMM's error 2 gamma_h(f64) (N + 1) rho
+ *   C' (h = cap T + N + 8: a term passes through at most cap T products
+ *   and additions in its call's DGEMM and bias sum, and one addition per
+ *   call after it), with T the most positions of a ghost layer.
  */
 
 /* gamma_h for unit roundoff u, rounded up generously. */
@@ -660,25 +694,19 @@ gam(double h, double u)
 	return fpsum_gamma(h, u) * (1 + 0x1p-20);
 }
 
-/* Direct or ghost, by the flops: T kd co against T^2 (kd + co). */
-static int
-conv_ghost(size_t T, size_t kd, size_t co)
-{
-	return (double)T * (double)(kd + co) < (double)kd * (double)co;
-}
-
 static void
 conv_sqnorms(const struct nn_layer *L, const struct nn_ws *ws, size_t l,
     double *sq)
 {
 	size_t T = conv_positions(&L->g), kd = conv_kd(&L->g), co = L->g.co;
-	int ghost = conv_ghost(T, kd, co);
+	int ghost = conv_ghost(L);
 	double rho2 = NN_CONV_RHO * NN_CONV_RHO, dT = (double)T;
 
 	for (size_t i = 0; i < ws->n; i++) {
 		const float *A = ws->col[l] + i * T * kd;
 		const float *G = ws->g[l] + i * T * co;
-		float *S = ws->nscr;
+		float *S = ghost ? ws->nscr : ws->pex[l] + i * kd * co;
+		double *bs = ghost ? NULL : ws->pexb[l] + i * co;
 		double na = sumsq(A, T * kd), ng = sumsq(G, T * co);
 		double m = (na + dT) * ng, v = 0;
 
@@ -702,8 +730,8 @@ conv_sqnorms(const struct nn_layer *L, const struct nn_ws *ws, size_t l,
 			    gam((double)co, 0x1p-24) + gam(dT * dT + 3,
 			    0x1p-53)) * m;
 		} else {
-			double e;
-
+			/* The example's gradient as computed is its
+			 * contribution (clip_sum_conv sums these). */
 			la_sgemm(1, 0, kd, co, T, 1.0f, A, G, 0.0f, S);
 			v = sumsq(S, kd * co);
 			for (size_t o = 0; o < co; o++) {
@@ -711,12 +739,11 @@ conv_sqnorms(const struct nn_layer *L, const struct nn_ws *ws, size_t l,
 
 				for (size_t t = 0; t < T; t++)
 					b += (double)G[t * co + o];
+				bs[o] = b;
 				v += b * b;
 			}
-			e = gam(dT + 1, 0x1p-24) * sqrt(na) * sqrt(ng) +
-			    gam(dT + 1, 0x1p-53) * sqrt(dT * ng);
-			v = sqrt(v) + e;
-			v *= v;
+			sq[i] += v;
+			continue;
 		}
 		v += 0x1p-200;
 		sq[i] += v > m / rho2 ? v : m / rho2;
@@ -934,6 +961,22 @@ clip_sum_conv(const struct nn_layer *L, struct nn_ws *ws, size_t l,
 	double *dA, *dG, *bs, *db = sum + kd * co;
 	int rc;
 
+	if (!conv_ghost(L)) {
+		/* Direct norms: the per-example gradients conv_sqnorms
+		 * formed, summed in double (n terms, as a dense layer). */
+		for (size_t i = 0; i < n; i++) {
+			const float *D = ws->pex[l] + i * kd * co;
+			const double *b = ws->pexb[l] + i * co;
+
+			if (wt[i] == 0)
+				continue;
+			for (size_t j = 0; j < kd * co; j++)
+				sum[j] += wt[i] * (double)D[j];
+			for (size_t k = 0; k < co; k++)
+				db[k] += wt[i] * b[k];
+		}
+		return 0;
+	}
 	if ((rc = sum64_reserve(ws, rows * (kd + co) + co)) != 0)
 		return rc;
 	dA = ws->sum64;
@@ -1026,6 +1069,15 @@ conv_contrib(const struct nn_layer *L, const struct nn_ws *ws, size_t l,
 	memset(W, 0, (kd * co + co) * sizeof *W);
 	if (wt == 0)
 		return;
+	if (!conv_ghost(L)) {
+		const float *D = ws->pex[l] + i * kd * co;
+
+		for (size_t j = 0; j < kd * co; j++)
+			W[j] = wt * (double)D[j];
+		for (size_t k = 0; k < co; k++)
+			b[k] = wt * ws->pexb[l][i * co + k];
+		return;
+	}
 	for (size_t t = 0; t < T; t++) {
 		const float *a = ws->col[l] + (i * T + t) * kd;
 		const float *g = ws->g[l] + (i * T + t) * co;

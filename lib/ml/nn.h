@@ -141,7 +141,8 @@ int nn_net_init_spec(struct nn_net *net, size_t h, size_t w, size_t c,
 size_t nn_layer_params(const struct nn_layer *l);
 /* Its weight matrix: *rows x *cols (in x out dense, kd x co conv). */
 void nn_layer_wdims(const struct nn_layer *l, size_t *rows, size_t *cols);
-/* The most positions T of a convolution of net (0: none). */
+/* The most positions T of a convolution of net whose norms are ghost
+ * norms (0: none), for nn_clip_plan_conv. */
 size_t nn_net_tmax(const struct nn_net *net);
 /* Index of the first layer that is not frozen (nlayers if all are). */
 size_t nn_first_trained(const struct nn_net *net);
@@ -171,6 +172,10 @@ struct nn_ws {
 	uint32_t *arg[NN_MAX_LAYERS];	/* max pool: where the maxima are */
 	float *cbuf;			/* owns col[], dcol, nscr */
 	uint32_t *abuf;			/* owns arg[] */
+	float *pex[NN_MAX_LAYERS];	/* conv, direct norms: n kd x co
+					 * per-example weight gradients */
+	double *pexb[NN_MAX_LAYERS];	/* and their bias gradients, n x co */
+	double *pbuf;			/* owns pexb[] */
 	double *sum64;			/* scratch of the f64 path (lazy) */
 	size_t sum64_len;
 	float *buf;			/* owns a[1..], g[], sum32 */

@@ -4,7 +4,9 @@
 # max-pool 2 stride 1, d32, tanh) at batch 256, one BLAS thread, next to
 # privada's own training of the same CNN without privacy in the same run
 # (run by tests/bench/run).  Examples/s is the tool's own count over its
-# training loop (-v).  ../shared/reference/peers.md has no Opacus figure
+# training loop (-v).  Convolution 1 (T 196) takes direct norms and
+# materialised per-example gradients, convolution 2 (T 25) ghost norms
+# and the DGEMM clipped sum (lib/ml/nn.c).  ../shared/reference/peers.md has no Opacus figure
 # for a CNN (and torch is not installed here), so there is no Opacus
 # ratio.  The SGEMM peak (1 thread, OpenBLAS Haswell kernels as the
 # environment sets them) is peers.md's 154 GFLOP/s; a CNN example costs
