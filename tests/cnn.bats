@@ -293,3 +293,12 @@ project_cnn() {
 	run -0 --separate-stderr audit_mu_lb p1 p2
 	audit_gt "$output" 1
 }
+
+@test "tools that cannot take a CNN model refuse it" {
+	dpsgd-train --no-dp -S 1 --input-shape 6x6x2 --arch c3k3,d4 --epochs 1 img.tns -o k.tns 2>/dev/null
+	run -65 --separate-stderr kde-publish -e 1 -d 1e-5 k.tns k.tns
+	[[ $stderr == *"k.tns: a convolutional model"* ]]
+	run -64 --separate-stderr dpsgd-train --no-dp --epochs 1 --mode assoc --init k.tns \
+		--target img.tns img.tns
+	[[ $stderr == *"a convolutional model trains with --mode classify only"* ]]
+}

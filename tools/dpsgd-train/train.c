@@ -215,6 +215,10 @@ run_train(struct opts *o, int argc, char **argv, double t_start)
 		mcli_read_model_fp(ifp, ilabel, &m, &initmeta, &idigest);
 	if (o->arch != NULL)
 		arch_shape(o, &tr, shape);
+	if (ifp != NULL && m.cnn && (o->p.adapt != DPSGD_CLASSIFY ||
+	    o->norm_sigma > 0))
+		cli_usage_error("%s: a convolutional model trains with --mode "
+		    "classify only, without --normalize", ilabel);
 	su = (struct dpsgd_setup){ .init = ifp != NULL, .dp = src_dp,
 	    .classes = o->classes, .hidden = o->hidden, .nhidden = o->nhidden,
 	    .freeze = o->freeze, .feature_layer = o->feature_layer, .dh = o->dh,
