@@ -66,12 +66,24 @@ def forward(T, S, x, upto=None):
     a = x.reshape(shape).astype(np.float64); cache = []
     for l, (kind, v) in enumerate(layers):
         last = l == len(layers) - 1
+        # a convolution followed by a group norm leaves it the activation
+        gn_next = not last and layers[l + 1][0] == "g"
         if kind == "c":
             W = T["model/conv%d/W" % (l + 1)].astype(np.float64)
             b = T["model/conv%d/b" % (l + 1)].astype(np.float64)
             P, ho, wo = patches(a, v["k"], v["s"], v["p"])
-            z = P @ W + b; cache.append(("c", P, z, a.shape, v))
-            a = act(z).reshape(ho, wo, v["n"])
+            z = P @ W + b; cache.append(("c", P, z, a.shape, v, gn_next))
+            a = (z if gn_next else act(z)).reshape(ho, wo, v["n"])
+        elif kind == "g":
+            G = v["n"]; h, w, c = a.shape; cg = c // G
+            gam = T["model/gn%d/W" % (l + 1)].astype(np.float64).ravel()
+            bet = T["model/gn%d/b" % (l + 1)].astype(np.float64)
+            ag = a.reshape(h * w, G, cg)
+            mu = ag.mean((0, 2)); var = ag.var((0, 2))
+            r = 1 / np.sqrt(var + 1e-5)
+            xh = ((ag - mu[None, :, None]) * r[None, :, None]).reshape(h, w, c)
+            z = xh * gam + bet; cache.append(("g", xh, r, G, z, gam))
+            a = act(z)
         elif kind in "am":
             k, s = v["n"], v["s"]; h, w, c = a.shape
             ho, wo = (h - k) // s + 1, (w - k) // s + 1
@@ -91,7 +103,7 @@ def forward(T, S, x, upto=None):
     return a.ravel(), cache
 def grads(T, S, x, y):
     """Per-example gradient {name: array} of the cross-entropy (tanh only,
-    avg pools only: enough for the tests that call it)."""
+    no max pools: enough for the tests that call it)."""
     z, cache = forward(T, S, x)
     p = np.exp(z - z.max()); p /= p.sum(); g = p; g[y] -= 1
     shape, layers = parse(S["model.arch"])
@@ -105,6 +117,14 @@ def grads(T, S, x, y):
             out["model/fc%d/b" % (l + 1)] = gz
             W = T["model/fc%d/W" % (l + 1)].astype(np.float64)
             g = W @ gz
+        elif kind == "g":
+            _, xh, r, G, zz, gam = c; h, w, ch = xh.shape; cg = ch // G
+            gy = g.reshape(h, w, ch) * (1 - np.tanh(zz) ** 2)
+            out["model/gn%d/W" % (l + 1)] = (gy * xh).sum((0, 1))[None, :]
+            out["model/gn%d/b" % (l + 1)] = gy.sum((0, 1))
+            d = (gy * gam).reshape(h * w, G, cg); xg = xh.reshape(h * w, G, cg)
+            m1 = d.mean((0, 2)); m2 = (d * xg).mean((0, 2))
+            g = (r[None, :, None] * (d - m1[None, :, None] - xg * m2[None, :, None])).ravel()
         elif kind == "a":
             a, k, s = c[1], c[2], c[3]; h, w, ch = a.shape
             ho, wo = (h - k) // s + 1, (w - k) // s + 1
@@ -114,8 +134,8 @@ def grads(T, S, x, y):
                     gi[ty * s:ty * s + k, tx * s:tx * s + k] += gg[ty, tx] / (k * k)
             g = gi.ravel()
         else:
-            _, P, zz, ishape, vv = c
-            gz = g.reshape(zz.shape) * (1 - np.tanh(zz) ** 2)
+            _, P, zz, ishape, vv, gn_next = c
+            gz = g.reshape(zz.shape) * (1 if gn_next else 1 - np.tanh(zz) ** 2)
             out["model/conv%d/W" % (l + 1)] = P.T @ gz
             out["model/conv%d/b" % (l + 1)] = gz.sum(0)
             W = T["model/conv%d/W" % (l + 1)].astype(np.float64)
@@ -155,21 +175,23 @@ setup() {
 	[[ $stderr == *"72 features"*"6x6x3 has 108"* ]]
 }
 
-@test "predict on a CNN equals a numpy forward pass; --features 1 and 2 too" {
-	dpsgd-train --no-dp -S 1 --input-shape 6x6x2 --arch c3k3s1p1,m2s1,c4k3s2,a2,d5 \
+@test "predict on a CNN equals a numpy forward pass; --features 1 to 3 too" {
+	dpsgd-train --no-dp -S 1 --input-shape 6x6x2 --arch c4k3s1p1,g2,m2s1,c4k3s2,a2,d5 \
 		--epochs 3 --batch 8 --lr 0.1 img.tns -o m.tns 2>/dev/null
 	predict --model m.tns --emit logits img.tns -o z.tns
 	predict --model m.tns --features 1 img.tns -o f1.tns
 	predict --model m.tns --features 2 img.tns -o f2.tns
+	predict --model m.tns --features 3 img.tns -o f3.tns
 	run -0 $PY -c '
 from load import load
 from cnnref import forward
 import numpy as np
 T, S, E = load("m.tns")
-assert S["model.arch"] == "cnn:6x6x2:c3k3s1p1,m2s1,c4k3s2p0,a2s2,d5,d3", S["model.arch"]
-assert T["model/conv1/W"].shape == (18, 3) and T["model/conv3/W"].shape == (27, 4)
+assert S["model.arch"] == "cnn:6x6x2:c4k3s1p1,g2,m2s1,c4k3s2p0,a2s2,d5,d3", S["model.arch"]
+assert T["model/conv1/W"].shape == (18, 4) and T["model/conv4/W"].shape == (36, 4)
+assert T["model/gn2/W"].shape == (1, 4) and T["model/gn2/b"].shape == (4,)
 X = load("img.tns")[0]["X"]
-for name, upto in (("z.tns", None), ("f1.tns", 1), ("f2.tns", 2)):
+for name, upto in (("z.tns", None), ("f1.tns", 1), ("f2.tns", 2), ("f3.tns", 3)):
     got = load(name)[0]["logits" if upto is None else "X"]
     want = np.array([forward(T, S, x, upto)[0] for x in X])
     assert got.shape == want.shape, (name, got.shape, want.shape)
@@ -180,13 +202,13 @@ print("ok")'
 }
 
 @test "one clipped step without noise equals the clipped sum of numpy per-example gradients" {
-	# Convolution 1 takes direct norms (T 36, kd 18, co 3), convolution 3
-	# ghost norms and the DGEMM sum (T 4, kd 12, co 8).
+	# Convolution 1 takes direct norms (T 36, kd 18, co 4), then a group
+	# norm, convolution 4 ghost norms and the DGEMM sum (T 4, kd 16, co 8).
 	# Every example is clipped (C far below the gradients), so the step is
 	# -(lr / N) C' sum_i g_i / |g_i| with C' = C / (1 + margin): the
 	# update is that direction, scaled by C' / C in (0.99, 1] (lr 1000: the
 	# update is far above the float rounding of the parameters).
-	dpsgd-train --no-dp -S 2 --input-shape 6x6x2 --arch c3k3s1p1,a2,c8k2s1,d4 \
+	dpsgd-train --no-dp -S 2 --input-shape 6x6x2 --arch c4k3s1p1,g2,a2,c8k2s1,d4 \
 		--activation tanh --epochs 1 --batch 8 --lr 0.1 img.tns -o m0.tns 2>/dev/null
 	run -0 --separate-stderr dpsgd-train --init m0.tns --sigma 0 --clip 0.001 \
 		--batch full --epochs 1 --lr 1000 --classes 3 --public-records 40 -S 1 img.tns -o m1.tns

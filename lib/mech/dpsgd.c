@@ -1474,7 +1474,7 @@ dpsgd_write_audit(struct ts_writer *w, const struct nn_net *net,
 			char name[64];
 
 			snprintf(name, sizeof name, "%s/%s%zu/%s", prefix,
-			    L->kind == NN_CONV ? "conv" : "fc", l + 1,
+			    model_layer_name(L), l + 1,
 			    part ? "b" : "W");
 			if ((rc = tensor_init(&hdr, name, TS_F32, 2, dims)) != 0)
 				return rc;

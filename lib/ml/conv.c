@@ -1,4 +1,5 @@
 /* conv.c: convolution and pooling on channel-last images (see conv.h). */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -211,4 +212,91 @@ conv_pool_bwd(const struct conv_geom *g, int max, const uint32_t *arg,
 							d[j] += s[j] * inv;
 					}
 	}
+}
+
+/* Group normalisation: the n examples' groups of hw c/G values. */
+void
+conv_gn_fwd(const struct conv_geom *g, const float *x, size_t n,
+    const float *gamma, const float *beta, float *y, float *xhat,
+    float *rstd)
+{
+	size_t c = g->c, G = g->k, cg = c / G, hw = g->h * g->w, in = hw * c;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t q = 0; q < G; q++) {
+			const float *xi = x + i * in + q * cg;
+			float *xh = xhat + i * in + q * cg;
+			float *yi = y + i * in + q * cg;
+			double s = 0, s2 = 0, m, r;
+			double cnt = (double)(hw * cg);
+
+			for (size_t p = 0; p < hw; p++)
+				for (size_t j = 0; j < cg; j++)
+					s += xi[p * c + j];
+			m = s / cnt;
+			for (size_t p = 0; p < hw; p++)
+				for (size_t j = 0; j < cg; j++) {
+					double d = xi[p * c + j] - m;
+
+					s2 += d * d;
+				}
+			r = 1 / sqrt(s2 / cnt + CONV_GN_EPS);
+			rstd[i * G + q] = (float)r;
+			for (size_t p = 0; p < hw; p++)
+				for (size_t j = 0; j < cg; j++) {
+					float v = (float)((xi[p * c + j] - m) * r);
+
+					xh[p * c + j] = v;
+					yi[p * c + j] = gamma[q * cg + j] * v +
+					    beta[q * cg + j];
+				}
+		}
+}
+
+void
+conv_gn_bwd(const struct conv_geom *g, const float *xhat, const float *rstd,
+    const float *gamma, const float *gy, size_t n, float *gx)
+{
+	size_t c = g->c, G = g->k, cg = c / G, hw = g->h * g->w, in = hw * c;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t q = 0; q < G; q++) {
+			size_t o = i * in + q * cg;
+			double m1 = 0, m2 = 0, cnt = (double)(hw * cg);
+			double r = rstd[i * G + q];
+
+			for (size_t p = 0; p < hw; p++)
+				for (size_t j = 0; j < cg; j++) {
+					double d = (double)gy[o + p * c + j] *
+					    gamma[q * cg + j];
+
+					m1 += d;
+					m2 += d * xhat[o + p * c + j];
+				}
+			m1 /= cnt;
+			m2 /= cnt;
+			for (size_t p = 0; p < hw; p++)
+				for (size_t j = 0; j < cg; j++) {
+					size_t k = o + p * c + j;
+					double d = (double)gy[k] * gamma[q * cg + j];
+
+					gx[k] = (float)(r * (d - m1 - xhat[k] *
+					    m2));
+				}
+		}
+}
+
+void
+conv_gn_pgrad(const struct conv_geom *g, const float *xhat, const float *gy,
+    double *dgamma, double *dbeta)
+{
+	size_t c = g->c, hw = g->h * g->w;
+
+	for (size_t j = 0; j < c; j++)
+		dgamma[j] = dbeta[j] = 0;
+	for (size_t p = 0; p < hw; p++)
+		for (size_t j = 0; j < c; j++) {
+			dgamma[j] += (double)gy[p * c + j] * xhat[p * c + j];
+			dbeta[j] += gy[p * c + j];
+		}
 }

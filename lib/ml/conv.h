@@ -67,4 +67,26 @@ void conv_pool_fwd(const struct conv_geom *g, int max, const float *x,
 void conv_pool_bwd(const struct conv_geom *g, int max, const uint32_t *arg,
     const float *gy, size_t n, float *gx);
 
+/*
+ * Group normalisation (Wu and He 2018), per example, so it does not
+ * couple the examples of a batch (BatchNorm would: it is not allowed under
+ * DP): the c channels are cut into G = g->k groups of c / G consecutive
+ * channels; each example's group of h w c / G values is standardised with
+ * its own mean and variance (+ CONV_GN_EPS), then channel j is scaled by
+ * gamma[j] and shifted by beta[j].  g->h, w, c are the input, ho, wo, co
+ * the same.  xhat (n x h w c) and rstd (n x G) keep what backward needs.
+ */
+#define CONV_GN_EPS 1e-5
+void conv_gn_fwd(const struct conv_geom *g, const float *x, size_t n,
+    const float *gamma, const float *beta, float *y, float *xhat,
+    float *rstd);
+/* gx (n x h w c) = the gradient of gy through it. */
+void conv_gn_bwd(const struct conv_geom *g, const float *xhat,
+    const float *rstd, const float *gamma, const float *gy, size_t n,
+    float *gx);
+/* One example's gradients of gamma and beta (c each, in double) from its
+ * xhat and gy. */
+void conv_gn_pgrad(const struct conv_geom *g, const float *xhat,
+    const float *gy, double *dgamma, double *dbeta);
+
 #endif

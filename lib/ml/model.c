@@ -140,6 +140,10 @@ model_parse_layers(const char *s, struct nn_spec *sp, size_t *n, char *err,
 				bad = number(&p, CONV_MAX_DIM, &x.s) != 0 ||
 				    x.s == 0;
 			}
+		} else if (kind == 'g') {
+			x.kind = NN_GROUPNORM;
+			bad = number(&p, CONV_MAX_DIM, &x.out) != 0 ||
+			    x.out == 0;
 		} else if (kind == 'd') {
 			x.kind = NN_DENSE;
 			bad = number(&p, NN_MAX_WIDTH, &x.out) != 0 ||
@@ -150,7 +154,7 @@ model_parse_layers(const char *s, struct nn_spec *sp, size_t *n, char *err,
 		if (bad || (*p != ',' && *p != '\0'))
 			return fail(err, errlen, "'%.64s': bad layer '%.*s': "
 			    "expected c<N>k<K>[s<S>][p<P>] (P < K), a<K>[s<S>], "
-			    "m<K>[s<S>] or d<N>, positive, separated by ','", s,
+			    "m<K>[s<S>], g<G> or d<N>, positive, separated by ','", s,
 			    (int)(strcspn(item, ",") < 32 ? strcspn(item, ",") :
 			    32), item);
 		sp[k++] = x;
@@ -160,6 +164,13 @@ model_parse_layers(const char *s, struct nn_spec *sp, size_t *n, char *err,
 	}
 	*n = k;
 	return 0;
+}
+
+const char *
+model_layer_name(const struct nn_layer *L)
+{
+	return L->kind == NN_CONV ? "conv" : L->kind == NN_GROUPNORM ? "gn" :
+	    "fc";
 }
 
 /* The layers of m as model_parse_layers reads them. */
@@ -180,6 +191,9 @@ cnn_arch(const struct nn_model *m, char *buf, size_t len)
 		else if (L->kind == NN_DENSE)
 			k += (size_t)snprintf(buf + k, len - k, "%sd%zu", sep,
 			    L->out);
+		else if (L->kind == NN_GROUPNORM)
+			k += (size_t)snprintf(buf + k, len - k, "%sg%zu", sep,
+			    L->g.k);
 		else
 			k += (size_t)snprintf(buf + k, len - k, "%s%c%zus%zu",
 			    sep, L->kind == NN_AVGPOOL ? 'a' : 'm', L->g.k,
@@ -312,7 +326,7 @@ model_write_net(struct ts_writer *w, const struct nn_net *net,
 		int rc;
 
 		size_t r, c;
-		const char *kind = L->kind == NN_CONV ? "conv" : "fc";
+		const char *kind = model_layer_name(L);
 
 		if (strlen(prefix) > 48)
 			return TS_E_USAGE;
@@ -423,7 +437,7 @@ read_cnn(struct nn_model *m, const struct ts_meta *meta, const char *arch,
 		    "input shape");
 	for (size_t l = 0; l < n; l++) {
 		const struct nn_layer *L = &m->net.layer[l];
-		const char *kind = L->kind == NN_CONV ? "conv" : "fc";
+		const char *kind = model_layer_name(L);
 		float *W = m->param + L->off;
 		size_t r, q;
 

@@ -17,7 +17,8 @@
  *                     layers: c<N>k<K>s<S>p<P> a convolution of N channels,
  *                     kernel K, stride S, padding P; a<K>s<S> and m<K>s<S>
  *                     average and max pooling of K x K windows at stride S
- *                     (S defaults to K in --arch); d<N> a
+ *                     (S defaults to K in --arch); g<G> a group
+ *                     normalisation of G groups (per example); d<N> a
  *                     dense layer of N units (the input flattened as
  *                     stored); the last is d<classes>
  *   model.activation  "relu" or "tanh", after every conv and dense layer
@@ -25,7 +26,9 @@
  * and for layer k (1-based, pools counted) a convolution's
  *   model/conv<k>/W f32 [K K C_in, N] (row (ky K + kx) C_in + c_in)
  *   model/conv<k>/b f32 [N]
- * or a dense layer's model/fc<k>/W and /b as above.
+ * a group normalisation's model/gn<k>/W f32 [1, C] (gamma) and
+ * model/gn<k>/b f32 [C] (beta), or a dense layer's model/fc<k>/W and /b
+ * as above.
  * Other tensors (heads of other tools, such as a domain classifier) are
  * left to their tools (model_write_net writes them in the same form):
  * model_read ignores names outside model/fc<k>/.
@@ -68,7 +71,10 @@ void model_free(struct nn_model *m);
 int model_init_cnn(struct nn_model *m, size_t h, size_t w, size_t c,
     const struct nn_spec *sp, size_t n, int act);
 
-/* Parse layers "c16k8s2p3,m2,a2,d32" (conv.h, model.arch "cnn:" below)
+/* "conv", "gn" or "fc": the name of layer L's tensors. */
+const char *model_layer_name(const struct nn_layer *L);
+
+/* Parse layers "c16k8s2p3,m2,a2,g4,d32" (conv.h, model.arch "cnn:" below)
  * into sp (NN_MAX_LAYERS entries) and *n; an input shape "28x28x1" into
  * *h, *w, *c.  @return 0 or -1 with a message naming the item. */
 int model_parse_layers(const char *s, struct nn_spec *sp, size_t *n,

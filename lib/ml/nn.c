@@ -36,6 +36,8 @@ nn_layer_params(const struct nn_layer *l)
 {
 	if (l->kind == NN_CONV)
 		return conv_kd(&l->g) * l->g.co + l->g.co;
+	if (l->kind == NN_GROUPNORM)
+		return 2 * l->g.c;
 	if (l->kind != NN_DENSE)
 		return 0;
 	return l->in * l->out + l->out;
@@ -50,6 +52,9 @@ nn_layer_wdims(const struct nn_layer *l, size_t *rows, size_t *cols)
 	} else if (l->kind == NN_DENSE) {
 		*rows = l->in;
 		*cols = l->out;
+	} else if (l->kind == NN_GROUPNORM) {
+		*rows = 1;
+		*cols = l->g.c;
 	} else {
 		*rows = *cols = 0;
 	}
@@ -83,6 +88,7 @@ nn_net_tmax(const struct nn_net *net)
 #define IS_CONV(L) ((L)->kind == NN_CONV)
 /* Has l no parameters (a pool)? */
 #define IS_POOL(L) ((L)->kind == NN_AVGPOOL || (L)->kind == NN_MAXPOOL)
+#define IS_GN(L) ((L)->kind == NN_GROUPNORM)
 
 int
 nn_net_init_spec(struct nn_net *net, size_t h, size_t w, size_t c,
@@ -107,6 +113,13 @@ nn_net_init_spec(struct nn_net *net, size_t h, size_t w, size_t c,
 				return NN_E_RANGE;
 			L->in = flat;
 			L->out = flat = sp[l].out;
+		} else if (sp[l].kind == NN_GROUPNORM) {
+			if (flat != 0 || sp[l].out == 0 || c % sp[l].out != 0 ||
+			    h * w * c > NN_MAX_WIDTH)
+				return NN_E_RANGE;
+			L->g = (struct conv_geom){ h, w, c, sp[l].out, 1, 0,
+			    h, w, c };
+			L->in = L->out = h * w * c;
 		} else {
 			if (flat != 0 || conv_geom_init(&L->g, h, w, c,
 			    sp[l].k, sp[l].s, sp[l].p, sp[l].out,
@@ -128,6 +141,10 @@ nn_net_init_spec(struct nn_net *net, size_t h, size_t w, size_t c,
 			return NN_E_RANGE;
 		off += np;
 	}
+	/* A group norm after a convolution takes its activation. */
+	for (size_t l = 0; l + 1 < n; l++)
+		if (IS_CONV(&net->layer[l]) && IS_GN(&net->layer[l + 1]))
+			net->layer[l].act = NN_ACT_IDENTITY;
 	net->nlayers = n;
 	if (end != NULL)
 		*end = off;
@@ -200,6 +217,13 @@ nn_init_params(const struct nn_net *net, float *param, struct rng *r,
 		nw = fi * fo;
 		if (nw == 0)
 			continue;
+		if (IS_GN(L)) {		/* gamma 1, beta 0 */
+			for (size_t j = 0; j < fo; j++) {
+				W[j] = 1.0f;
+				W[fo + j] = 0.0f;
+			}
+			continue;
+		}
 		a = L->act == NN_ACT_RELU ? sqrt(6.0 / (double)fi) :
 		    sqrt(6.0 / (double)(fi + fo));
 
@@ -230,6 +254,11 @@ conv_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
 		const struct nn_layer *L = &net->layer[l];
 		size_t T, kd, c;
 
+		if (IS_GN(L)) {		/* xhat, rstd; 2c doubles a row */
+			total += cap * L->in + cap * L->g.k;
+			pb += cap * 2 * L->g.c;
+			continue;
+		}
 		if (!IS_CONV(L))
 			continue;
 		T = conv_positions(&L->g);
@@ -261,6 +290,13 @@ conv_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
 	for (size_t l = 0; l < net->nlayers; l++) {
 		const struct nn_layer *L = &net->layer[l];
 
+		if (IS_GN(L)) {
+			ws->col[l] = ws->cbuf + total;
+			total += cap * L->in;
+			ws->rstd[l] = ws->cbuf + total;
+			total += cap * L->g.k;
+			continue;
+		}
 		if (!IS_CONV(L))
 			continue;
 		ws->col[l] = ws->cbuf + total;
@@ -276,7 +312,10 @@ conv_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
 			return NN_E_NOMEM;
 		pb = 0;
 		for (size_t l = 0; l < net->nlayers; l++)
-			if (IS_CONV(&net->layer[l]) &&
+			if (IS_GN(&net->layer[l])) {
+				ws->pexb[l] = ws->pbuf + pb;
+				pb += cap * 2 * net->layer[l].g.c;
+			} else if (IS_CONV(&net->layer[l]) &&
 			    !conv_ghost(&net->layer[l])) {
 				ws->pexb[l] = ws->pbuf + pb;
 				pb += cap * net->layer[l].g.co;
@@ -412,6 +451,16 @@ image_forward(const struct nn_layer *L, const float *W, struct nn_ws *ws,
 	if (IS_POOL(L)) {
 		conv_pool_fwd(&L->g, L->kind == NN_MAXPOOL, ws->a[l], n, z,
 		    ws->arg[l]);
+		return;
+	}
+	if (IS_GN(L)) {
+		conv_gn_fwd(&L->g, ws->a[l], n, W, W + L->g.c, z, ws->col[l],
+		    ws->rstd[l]);
+		if (L->act == NN_ACT_RELU)
+			for (size_t k = 0; k < n * L->out; k++)
+				z[k] = z[k] > 0.0f ? z[k] : 0.0f;
+		else if (L->act == NN_ACT_TANH)
+			act_tanh(z, n * L->out);
 		return;
 	}
 	conv_im2col(&L->g, ws->a[l], n, ws->col[l]);
@@ -562,6 +611,9 @@ layer_back(const struct nn_layer *L, const float *param, struct nn_ws *ws,
 	if (L->kind == NN_DENSE)
 		la_sgemm(0, 1, n, L->in, L->out, 1.0f, g, param + L->off,
 		    0.0f, gin);
+	else if (IS_GN(L))
+		conv_gn_bwd(&L->g, ws->col[l], ws->rstd[l], param + L->off, g,
+		    n, gin);
 	else if (IS_POOL(L))
 		conv_pool_bwd(&L->g, L->kind == NN_MAXPOOL, ws->arg[l], g, n,
 		    gin);
@@ -610,6 +662,20 @@ nn_grad_sum(const struct nn_net *net, struct nn_ws *ws, float scale,
 
 		if (L->frozen || IS_POOL(L))
 			continue;
+		if (IS_GN(L)) {
+			size_t c = L->g.c;
+			double *d = ws->pexb[l];
+
+			for (size_t i = 0; i < n; i++) {
+				conv_gn_pgrad(&L->g, ws->col[l] + i * L->in, g +
+				    i * L->in, d, d + c);
+				for (size_t j = 0; j < c; j++) {
+					dW[j] += scale * (float)d[j];
+					dW[c + j] += scale * (float)d[c + j];
+				}
+			}
+			continue;
+		}
 		if (IS_CONV(L)) {
 			size_t T = conv_positions(&L->g), kd = conv_kd(&L->g);
 
@@ -761,6 +827,20 @@ nn_sqnorms_cached(const struct nn_net *net, const struct nn_ws *ws,
 			continue;
 		if (IS_CONV(L)) {
 			conv_sqnorms(L, ws, l, sq);
+			continue;
+		}
+		if (IS_GN(L)) {
+			/* The per-example gradients of gamma and beta, kept:
+			 * as computed, they are the contribution. */
+			for (size_t i = 0; i < ws->n; i++) {
+				double *d = ws->pexb[l] + i * 2 * L->g.c, v = 0;
+
+				conv_gn_pgrad(&L->g, ws->col[l] + i * L->in,
+				    ws->g[l] + i * L->in, d, d + L->g.c);
+				for (size_t j = 0; j < 2 * L->g.c; j++)
+					v += d[j] * d[j];
+				sq[i] += v;
+			}
 			continue;
 		}
 		for (size_t i = 0; i < ws->n; i++) {
@@ -1026,6 +1106,14 @@ nn_clip_sum(const struct nn_clip *p, const struct nn_net *net,
 				return rc;
 			continue;
 		}
+		if (IS_GN(L)) {
+			for (size_t i = 0; i < n; i++)
+				for (size_t j = 0; wt[i] != 0 && j < 2 * L->g.c;
+				    j++)
+					dW[j] += wt[i] * ws->pexb[l][i * 2 *
+					    L->g.c + j];
+			continue;
+		}
 		if (!f32) {
 			if ((rc = clip_sum_f64(L, ws, A, G, wt, n, dW)) != 0)
 				return rc;
@@ -1105,6 +1193,12 @@ nn_clip_contrib(const struct nn_net *net, const struct nn_ws *ws, size_t i,
 			continue;
 		if (IS_CONV(L)) {
 			conv_contrib(L, ws, l, i, wt, out + L->off);
+			continue;
+		}
+		if (IS_GN(L)) {
+			for (size_t j = 0; j < 2 * L->g.c; j++)
+				W[j] = wt == 0 ? 0 : wt * ws->pexb[l][i * 2 *
+				    L->g.c + j];
 			continue;
 		}
 		for (size_t k = 0; k < L->out; k++) {

@@ -78,7 +78,8 @@ enum nn_error {
 enum nn_act { NN_ACT_IDENTITY = 0, NN_ACT_RELU = 1, NN_ACT_TANH = 2 };
 
 /* Layer kinds: dense, or the image layers of conv.h. */
-enum nn_kind { NN_DENSE = 0, NN_CONV = 1, NN_AVGPOOL = 2, NN_MAXPOOL = 3 };
+enum nn_kind { NN_DENSE = 0, NN_CONV = 1, NN_AVGPOOL = 2, NN_MAXPOOL = 3,
+	NN_GROUPNORM = 4 };
 
 #define NN_MAX_LAYERS 64
 #define NN_MAX_WIDTH (1u << 24)		/* units in one layer */
@@ -108,7 +109,9 @@ struct nn_layer {
 };
 
 /* One layer of nn_net_init_spec: dense of out units, a convolution of
- * out channels (kernel k, stride s, padding p) or a pool of window k. */
+ * out channels (kernel k, stride s, padding p), a pool of window k
+ * (stride s), or a group normalisation of out groups (its parameters are
+ * gamma as W, 1 x c, and beta as b). */
 struct nn_spec {
 	int kind;		/* enum nn_kind */
 	size_t out, k, s, p;
@@ -129,7 +132,8 @@ int nn_net_init(struct nn_net *net, const size_t *w, size_t nlayers,
 
 /* A net of image layers and dense ones from input images h x w x c
  * (conv.h's layout): the layers sp[0..n-1], act after every layer but
- * pools and the last, which must be dense and gets act_last.
+ * pools, a convolution followed by a group norm (the norm takes it), and
+ * the last, which must be dense and gets act_last.
  * @return 0, or NN_E_RANGE (a bad geometry, no layer, too many, a dense
  * layer followed by an image layer, a size overflow). */
 int nn_net_init_spec(struct nn_net *net, size_t h, size_t w, size_t c,
@@ -172,9 +176,11 @@ struct nn_ws {
 	uint32_t *arg[NN_MAX_LAYERS];	/* max pool: where the maxima are */
 	float *cbuf;			/* owns col[], dcol, nscr */
 	uint32_t *abuf;			/* owns arg[] */
+	float *rstd[NN_MAX_LAYERS];	/* group norm: n x G (col[]: xhat) */
 	float *pex[NN_MAX_LAYERS];	/* conv, direct norms: n kd x co
 					 * per-example weight gradients */
-	double *pexb[NN_MAX_LAYERS];	/* and their bias gradients, n x co */
+	double *pexb[NN_MAX_LAYERS];	/* and their bias gradients, n x co;
+					 * group norm: n x 2c (gamma, beta) */
 	double *pbuf;			/* owns pexb[] */
 	double *sum64;			/* scratch of the f64 path (lazy) */
 	size_t sum64_len;

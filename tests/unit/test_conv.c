@@ -48,11 +48,12 @@ unif(struct rng *r, double a)
 	return (2 * ldexp((double)(rng_u64(r) >> 11), -53) - 1) * a;
 }
 
-/* conv c3 k3 s1 p1 (T 36, kd 18: direct), max 2 stride 1 (overlapping
- * windows), conv c8 k3 s2 (T 4, kd 27, co 8: ghost), avg 2, dense 5,
- * dense 3. */
+/* conv c4 k3 s1 p1 (T 36, kd 18: direct), group norm of 2 groups (it
+ * takes the conv's activation), max 2 stride 1 (overlapping windows), conv
+ * c8 k3 s2 (T 4, kd 36, co 8: ghost), avg 2, dense 5, dense 3. */
 static const struct nn_spec spec[] = {
-	{ NN_CONV, 3, 3, 1, 1 },
+	{ NN_CONV, 4, 3, 1, 1 },
+	{ NN_GROUPNORM, 2, 0, 0, 0 },
 	{ NN_MAXPOOL, 0, 2, 1, 0 },
 	{ NN_CONV, 8, 3, 2, 0 },
 	{ NN_AVGPOOL, 0, 2, 0, 0 },
@@ -114,6 +115,34 @@ ref_loss(const struct nn_net *net, const double *p, const double *x, int y,
 					    g->c + ci) * g->co + o];
 				}
 				z[(ty * g->wo + tx) * g->co + o] = v;
+			}
+		} else if (L->kind == NN_GROUPNORM) {
+			size_t cg = c / g->k;
+
+			for (size_t q = 0; q < g->k; q++) {
+				double mu = 0, var = 0, cnt = (double)(h * w *
+				    cg);
+
+				for (size_t pp = 0; pp < h * w; pp++)
+					for (size_t j = 0; j < cg; j++)
+						mu += a[pp * c + q * cg + j];
+				mu /= cnt;
+				for (size_t pp = 0; pp < h * w; pp++)
+					for (size_t j = 0; j < cg; j++) {
+						double d = a[pp * c + q * cg +
+						    j] - mu;
+
+						var += d * d;
+					}
+				var /= cnt;
+				for (size_t pp = 0; pp < h * w; pp++)
+					for (size_t j = 0; j < cg; j++) {
+						size_t k = pp * c + q * cg + j;
+
+						z[k] = W[q * cg + j] * (a[k] -
+						    mu) / sqrt(var + 1e-5) +
+						    W[c + q * cg + j];
+					}
 			}
 		} else if (L->kind != NN_DENSE) {
 			for (size_t ty = 0; ty < g->ho; ty++)
@@ -217,11 +246,14 @@ test_geometry(void)
 	    "image, an image layer after a dense one, and no dense last layer "
 	    "are refused");
 	build(&net, NN_ACT_RELU, &np);
-	ok(np == 9 * 2 * 3 + 3 + 27 * 8 + 8 + 8 * 5 + 5 + 5 * 3 + 3 &&
-	    net.layer[1].out == 75 && net.layer[2].out == 32 &&
-	    net.layer[3].out == 8 && nn_net_tmax(&net) == 4, "the test net "
-	    "has %zu parameters, max-pool 5x5x3, conv 2x2x8, avg-pool 1x1x8, "
-	    "the ghost layer has T = 4", np);
+	ok(np == 9 * 2 * 4 + 4 + 2 * 4 + 36 * 8 + 8 + 8 * 5 + 5 + 5 * 3 + 3 &&
+	    net.layer[1].out == 144 && net.layer[2].out == 100 &&
+	    net.layer[3].out == 32 && net.layer[4].out == 8 &&
+	    nn_net_tmax(&net) == 4 && net.layer[0].act == NN_ACT_IDENTITY &&
+	    net.layer[1].act == NN_ACT_RELU, "the test net has %zu "
+	    "parameters, group norm 6x6x4 (with the conv's activation), "
+	    "max-pool 5x5x4, conv 2x2x8, avg-pool 1x1x8, the ghost layer has "
+	    "T = 4", np);
 }
 
 /* Gradients (per example, through nn_clip_contrib with weight 1) and
