@@ -27,6 +27,8 @@ usage(int status)
 
 	fputs("usage: dpsgd-train [-fhqVv] [-d delta] [-e epsilon] [-o file] "
 	    "[-S seed]\n"
+	    "                   [--activation name] [--arch list] "
+	    "[--input-shape HxWxC]\n"
 	    "                   [--assume-raw] [--audit-repeat n] [--batch n] "
 	    "[--beta-adv w]\n"
 	    "                   [--beta-im w] [--beta-kd w] [--beta1 w] [--beta2 w] "
@@ -63,6 +65,13 @@ usage(int status)
 		    "  -S, --seed N           reproducible run: NOT private\n"
 		    "  -V, --version          show the version\n"
 		    "  -v, --verbose          a line per epoch on stderr\n"
+		    "      --activation NAME  --arch: relu (default) or tanh\n"
+		    "      --arch LIST        layers, e.g. c16k8s2p3,m2,c32k4s2,m2,"
+		    "d32:\n"
+		    "                         conv c<N>k<K>[s<S>][p<P>],\n"
+		    "                         pools a<K>[s<S>] (average), "
+		    "m<K>[s<S>] (max), group norm g<G>,\n"
+		    "                         dense d<N>\n"
 		    "      --assume-raw       the input, of unknown provenance (tns from-csv,\n"
 		    "                         from-npy), holds raw records of --dataset\n"
 		    "      --audit-repeat N   N independent trainings (tests "
@@ -101,6 +110,8 @@ usage(int status)
 		    "coefficient (1)\n"
 		    "      --hidden LIST      hidden widths, e.g. 256,256 "
 		    "(default none: logistic)\n"
+		    "      --input-shape HxWxC  --arch: the rows as images, "
+		    "channel last\n"
 		    "      --init FILE        start from this model stream "
 		    "(gmm-uda: the source model)\n"
 		    "      --kd-temp T        gmm-uda: distillation temperature "
@@ -216,6 +227,8 @@ parse_args(int argc, char **argv, struct opts *o)
 		NULL };
 	static const struct option longopts[] = {
 		OPTS_COMMON_LONG,
+		{ "activation", required_argument, NULL, OPT_ACTIVATION },
+		{ "arch", required_argument, NULL, OPT_ARCH },
 		{ "assume-raw", no_argument, NULL, OPT_ASSUME_RAW },
 		{ "audit-repeat", required_argument, NULL, OPT_AUDIT },
 		{ "batch", required_argument, NULL, OPT_BATCH },
@@ -235,6 +248,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "grl-max", required_argument, NULL, OPT_GRL_MAX },
 		{ "hidden", required_argument, NULL, OPT_HIDDEN },
 		{ "init", required_argument, NULL, OPT_INIT },
+		{ "input-shape", required_argument, NULL, OPT_INPUT_SHAPE },
 		{ "kd-temp", required_argument, NULL, OPT_KD_TEMP },
 		{ "lr", required_argument, NULL, OPT_LR },
 		{ "lr-schedule", required_argument, NULL, OPT_SCHEDULE },
@@ -272,6 +286,35 @@ parse_args(int argc, char **argv, struct opts *o)
 			if (longopts[i].val == ch)
 				o->sgd_opt = longopts[i].name;
 		switch (ch) {
+		case OPT_ACTIVATION: {
+			static const char *const acts[] = { "relu", "tanh",
+				NULL };
+
+			o->act = cli_choice("--activation", optarg, acts) == 0 ?
+			    NN_ACT_RELU : NN_ACT_TANH;
+			o->has_act = 1;
+			break;
+		}
+		case OPT_ARCH: {
+			char err[256];
+
+			if (model_parse_layers(optarg, o->spec, &o->nspec, err,
+			    sizeof err) != 0)
+				cli_usage_error("invalid --arch %s", err);
+			if (o->nspec >= NN_MAX_LAYERS)
+				cli_usage_error("invalid --arch '%s': more "
+				    "than %d layers", optarg, NN_MAX_LAYERS - 1);
+			o->arch = optarg;
+			break;
+		}
+		case OPT_INPUT_SHAPE: {
+			char err[256];
+
+			if (model_parse_shape(optarg, &o->shape[0],
+			    &o->shape[1], &o->shape[2], err, sizeof err) != 0)
+				cli_usage_error("invalid --input-shape %s", err);
+			break;
+		}
 		case OPT_ASSUME_RAW:
 			o->assume_raw = 1;
 			break;
@@ -470,7 +513,7 @@ parse_args(int argc, char **argv, struct opts *o)
 int
 main(int argc, char **argv)
 {
-	struct opts o = { .c = OPTS_COMMON_INIT };
+	struct opts o = { .c = OPTS_COMMON_INIT, .act = NN_ACT_RELU };
 	double t_start = cli_now();
 	int first;
 
@@ -481,6 +524,7 @@ main(int argc, char **argv)
 		dpcli_assume_raw(o.c.dataset);
 	argc -= first;
 	argv += first;
+	arch_check(&o);
 	if (o.ncm)
 		return run_ncm(&o, argc, argv);
 	return run_train(&o, argc, argv, t_start);

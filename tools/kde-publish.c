@@ -200,6 +200,9 @@ read_model(const char *path, struct nn_model *m, struct ts_meta *meta,
     uint64_t *digest, const char **label)
 {
 	mcli_read_model(path, m, meta, digest, label);
+	if (m->cnn)
+		cli_die(EX_DATAERR, "%s: a convolutional model: kde-publish "
+		    "publishes MLPs and logistic regressions only", *label);
 	for (size_t j = 0; j < m->nparam; j++)
 		if (!isfinite(m->param[j]))
 			cli_die(EX_DATAERR, "%s: parameter %zu is not finite",

@@ -989,11 +989,16 @@ stream_alloc(struct dpsgd *t, struct stream *st)
 		double expected = st->q * (double)st->npub;
 		double e = ceil(expected + 10 * sqrt(expected) + 16);
 		uint64_t bound = dt->n > st->npub ? dt->n : st->npub;
+		size_t tmax = 0;
 
+		/* Convolutions widen the float margin (nn.c). */
+		for (size_t j = 0; j < st->nnets; j++)
+			if (nn_net_tmax(st->net[j]) > tmax)
+				tmax = nn_net_tmax(st->net[j]);
 		st->cap = e > DPSGD_CAP_MAX ? DPSGD_CAP_MAX :
 		    e < DPSGD_CAP_MIN ? DPSGD_CAP_MIN : (size_t)e;
-		if ((rc = nn_clip_plan(&st->clip, o->clip, expected, bound,
-		    st->cap)) != 0)
+		if ((rc = nn_clip_plan_conv(&st->clip, o->clip, expected,
+		    bound, st->cap, tmax)) != 0)
 			return fail(t, rc, "clip plan: %s", nn_strerror(rc));
 		st->clip.unclipped = o->unsafe;
 	} else {
@@ -1458,15 +1463,19 @@ dpsgd_write_audit(struct ts_writer *w, const struct nn_net *net,
 
 	for (size_t l = 0; l < net->nlayers; l++) {
 		const struct nn_layer *L = &net->layer[l];
-		for (int part = 0; part < 2; part++) {
-			size_t len = part ? L->out : L->in * L->out;
-			size_t off = L->off + (part ? L->in * L->out : 0);
+		size_t r, c;
+
+		nn_layer_wdims(L, &r, &c);
+		for (int part = 0; part < 2 && r > 0; part++) {
+			size_t len = part ? c : r * c;
+			size_t off = L->off + (part ? r * c : 0);
 			uint64_t dims[2] = { runs, len };
 			struct tensor hdr;
 			char name[64];
 
-			snprintf(name, sizeof name, "%s/fc%zu/%s", prefix,
-			    l + 1, part ? "b" : "W");
+			snprintf(name, sizeof name, "%s/%s%zu/%s", prefix,
+			    model_layer_name(L), l + 1,
+			    part ? "b" : "W");
 			if ((rc = tensor_init(&hdr, name, TS_F32, 2, dims)) != 0)
 				return rc;
 			rc = ts_write_begin(w, &hdr);

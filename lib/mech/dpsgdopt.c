@@ -3,6 +3,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "dpsgdopt.h"
 
@@ -295,6 +296,35 @@ setup_domain(struct nn_model *m, struct nn_dann *nets,
 	return 0;
 }
 
+/* dpsgd_setup_model with --arch (--mode classify only). */
+static int
+setup_cnn(struct nn_model *m, const struct dpsgd_setup *s, size_t K,
+    char *err, size_t errlen)
+{
+	struct nn_spec sp[NN_MAX_LAYERS];
+	int rc;
+
+	if (s->narch + 1 > NN_MAX_LAYERS) {
+		msg(err, errlen, "--arch: too many layers");
+		return PV_E_OPTION;
+	}
+	memcpy(sp, s->arch, s->narch * sizeof *sp);
+	sp[s->narch] = (struct nn_spec){ NN_DENSE, K, 0, 0, 0 };
+	if ((rc = model_init_cnn(m, s->shape[0], s->shape[1], s->shape[2], sp,
+	    s->narch + 1, s->act)) != 0) {
+		if (rc == NN_E_NOMEM) {
+			msg(err, errlen, "out of memory");
+			return PV_E_NOMEM;
+		}
+		msg(err, errlen, "--arch: the layers do not fit inputs of "
+		    "%zux%zux%zu (a window larger than its input, padding not "
+		    "below the kernel, or an image layer after a dense one)",
+		    s->shape[0], s->shape[1], s->shape[2]);
+		return PV_E_OPTION;
+	}
+	return 0;
+}
+
 int
 dpsgd_setup_model(struct nn_model *m, struct nn_dann *nets,
     const struct dpsgd_params *p, const struct dpsgd_setup *s, size_t *K,
@@ -320,7 +350,10 @@ dpsgd_setup_model(struct nn_model *m, struct nn_dann *nets,
 		for (size_t i = 0; i < s->nhidden; i++)
 			widths[i + 1] = s->hidden[i];
 		widths[nl] = *K;
-		if ((rc = model_init(m, widths, nl)) != 0) {
+		if (s->arch != NULL) {
+			if ((rc = setup_cnn(m, s, *K, err, errlen)) != 0)
+				return rc;
+		} else if ((rc = model_init(m, widths, nl)) != 0) {
 			msg(err, errlen, "model: %s", nn_strerror(rc));
 			return rc == NN_E_NOMEM ? PV_E_NOMEM : PV_E_RANGE;
 		}

@@ -78,6 +78,11 @@ struct dpsgd_setup {
 	const char *mode;		/* --mode as named */
 	const char *label, *ilabel, *slabel; /* input, --init, --source-features */
 	const char *iarch;		/* --init's model.arch */
+	const struct nn_spec *arch;	/* --arch layers (the classes' dense
+					 * layer is added), or NULL */
+	size_t narch;			/* fewer than NN_MAX_LAYERS */
+	size_t shape[3];		/* --arch: the rows as H x W x C */
+	int act;			/* --arch: the hidden activation */
 };
 
 /*

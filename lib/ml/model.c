@@ -40,6 +40,167 @@ model_init(struct nn_model *m, const size_t *w, size_t nlayers)
 	return 0;
 }
 
+int
+model_init_cnn(struct nn_model *m, size_t h, size_t w, size_t c,
+    const struct nn_spec *sp, size_t n, int act)
+{
+	size_t end;
+	int rc;
+
+	memset(m, 0, sizeof *m);
+	if (act != NN_ACT_RELU && act != NN_ACT_TANH)
+		return NN_E_RANGE;
+	if ((rc = nn_net_init_spec(&m->net, h, w, c, sp, n, act,
+	    NN_ACT_IDENTITY, 0, &end)) != 0)
+		return rc;
+	if (end > SIZE_MAX / sizeof(float) ||
+	    (m->param = calloc(end ? end : 1, sizeof(float))) == NULL) {
+		memset(m, 0, sizeof *m);
+		return NN_E_NOMEM;
+	}
+	m->nparam = end;
+	m->cnn = 1;
+	m->h = h;
+	m->w = w;
+	m->c = c;
+	m->act = act;
+	return 0;
+}
+
+/* A decimal number of at most CONV_MAX_DIM (or NN_MAX_WIDTH) at *p. */
+static int
+number(const char **p, size_t max, size_t *v)
+{
+	size_t x = 0;
+	const char *s = *p;
+
+	while (*s >= '0' && *s <= '9') {
+		x = x * 10 + (size_t)(*s - '0');
+		if (x > max)
+			return -1;
+		s++;
+	}
+	if (s == *p)
+		return -1;
+	*p = s;
+	*v = x;
+	return 0;
+}
+
+int
+model_parse_shape(const char *s, size_t *h, size_t *w, size_t *c, char *err,
+    size_t errlen)
+{
+	const char *p = s;
+
+	if (number(&p, CONV_MAX_DIM, h) != 0 || *p++ != 'x' ||
+	    number(&p, CONV_MAX_DIM, w) != 0 || *p++ != 'x' ||
+	    number(&p, CONV_MAX_DIM, c) != 0 || *p != '\0' || *h == 0 ||
+	    *w == 0 || *c == 0)
+		return fail(err, errlen, "'%.64s': expected HxWxC, three "
+		    "integers from 1 to %d", s, CONV_MAX_DIM);
+	return 0;
+}
+
+int
+model_parse_layers(const char *s, struct nn_spec *sp, size_t *n, char *err,
+    size_t errlen)
+{
+	const char *p = s;
+	size_t k = 0;
+
+	for (;;) {
+		struct nn_spec x = { 0, 0, 0, 1, 0 };
+		const char *item = p;
+		int kind = *p++, bad = 0;
+
+		if (k >= NN_MAX_LAYERS)
+			return fail(err, errlen, "'%.64s': more than %d layers",
+			    s, NN_MAX_LAYERS);
+		if (kind == 'c') {
+			x.kind = NN_CONV;
+			bad = number(&p, CONV_MAX_DIM, &x.out) != 0 ||
+			    *p++ != 'k' || number(&p, CONV_MAX_DIM, &x.k) != 0;
+			if (!bad && *p == 's') {
+				p++;
+				bad = number(&p, CONV_MAX_DIM, &x.s) != 0;
+			}
+			if (!bad && *p == 'p') {
+				p++;
+				bad = number(&p, CONV_MAX_DIM, &x.p) != 0;
+			}
+			bad = bad || x.out == 0 || x.k == 0 || x.s == 0 ||
+			    x.p >= x.k;
+		} else if (kind == 'a' || kind == 'm') {
+			x.kind = kind == 'a' ? NN_AVGPOOL : NN_MAXPOOL;
+			bad = number(&p, CONV_MAX_DIM, &x.k) != 0 || x.k == 0;
+			x.s = x.k;
+			if (!bad && *p == 's') {
+				p++;
+				bad = number(&p, CONV_MAX_DIM, &x.s) != 0 ||
+				    x.s == 0;
+			}
+		} else if (kind == 'g') {
+			x.kind = NN_GROUPNORM;
+			bad = number(&p, CONV_MAX_DIM, &x.out) != 0 ||
+			    x.out == 0;
+		} else if (kind == 'd') {
+			x.kind = NN_DENSE;
+			bad = number(&p, NN_MAX_WIDTH, &x.out) != 0 ||
+			    x.out == 0;
+		} else {
+			bad = 1;
+		}
+		if (bad || (*p != ',' && *p != '\0'))
+			return fail(err, errlen, "'%.64s': bad layer '%.*s': "
+			    "expected c<N>k<K>[s<S>][p<P>] (P < K), a<K>[s<S>], "
+			    "m<K>[s<S>], g<G> or d<N>, positive, separated by ','", s,
+			    (int)(strcspn(item, ",") < 32 ? strcspn(item, ",") :
+			    32), item);
+		sp[k++] = x;
+		if (*p == '\0')
+			break;
+		p++;
+	}
+	*n = k;
+	return 0;
+}
+
+const char *
+model_layer_name(const struct nn_layer *L)
+{
+	return L->kind == NN_CONV ? "conv" : L->kind == NN_GROUPNORM ? "gn" :
+	    "fc";
+}
+
+/* The layers of m as model_parse_layers reads them. */
+static void
+cnn_arch(const struct nn_model *m, char *buf, size_t len)
+{
+	size_t k = (size_t)snprintf(buf, len, "cnn:%zux%zux%zu:", m->h, m->w,
+	    m->c);
+
+	for (size_t l = 0; l < m->net.nlayers && k < len; l++) {
+		const struct nn_layer *L = &m->net.layer[l];
+		const char *sep = l ? "," : "";
+
+		if (L->kind == NN_CONV)
+			k += (size_t)snprintf(buf + k, len - k,
+			    "%sc%zuk%zus%zup%zu", sep, L->g.co, L->g.k,
+			    L->g.s, L->g.p);
+		else if (L->kind == NN_DENSE)
+			k += (size_t)snprintf(buf + k, len - k, "%sd%zu", sep,
+			    L->out);
+		else if (L->kind == NN_GROUPNORM)
+			k += (size_t)snprintf(buf + k, len - k, "%sg%zu", sep,
+			    L->g.k);
+		else
+			k += (size_t)snprintf(buf + k, len - k, "%s%c%zus%zu",
+			    sep, L->kind == NN_AVGPOOL ? 'a' : 'm', L->g.k,
+			    L->g.s);
+	}
+}
+
 void
 model_free(struct nn_model *m)
 {
@@ -66,6 +227,10 @@ model_arch(const struct nn_model *m, char *buf, size_t len)
 {
 	size_t k;
 
+	if (m->cnn) {
+		cnn_arch(m, buf, len);
+		return;
+	}
 	k = (size_t)snprintf(buf, len, "%s:%zu", m->net.nlayers == 1 ?
 	    "logreg" : "mlp", m->net.layer[0].in);
 	for (size_t l = 0; l < m->net.nlayers && k < len; l++)
@@ -128,7 +293,8 @@ model_put_meta(const struct nn_model *m, struct ts_meta *meta)
 
 	model_arch(m, arch, sizeof arch);
 	if (ts_meta_set(meta, "model.arch", arch) != 0 ||
-	    ts_meta_set(meta, "model.activation", "relu") != 0 ||
+	    ts_meta_set(meta, "model.activation", m->cnn &&
+	    m->act == NN_ACT_TANH ? "tanh" : "relu") != 0 ||
 	    ts_meta_setf(meta, "model.classes", "%zu", model_classes(m)) != 0)
 		return -1;
 	return 0;
@@ -159,15 +325,21 @@ model_write_net(struct ts_writer *w, const struct nn_net *net,
 		char name[96];
 		int rc;
 
+		size_t r, c;
+		const char *kind = model_layer_name(L);
+
 		if (strlen(prefix) > 48)
 			return TS_E_USAGE;
-		snprintf(name, sizeof name, "%s/fc%zu/W", prefix, l + 1);
-		if ((rc = param_tensor(&t, name, L->in, L->out, W)) != 0 ||
+		nn_layer_wdims(L, &r, &c);
+		if (r == 0)		/* a pool */
+			continue;
+		snprintf(name, sizeof name, "%s/%s%zu/W", prefix, kind, l + 1);
+		if ((rc = param_tensor(&t, name, r, c, W)) != 0 ||
 		    (rc = ts_write_tensor(w, &t)) != 0)
 			return rc;
-		snprintf(name, sizeof name, "%s/fc%zu/b", prefix, l + 1);
-		if ((rc = param_tensor(&t, name, L->out, 0, W + L->in *
-		    L->out)) != 0 || (rc = ts_write_tensor(w, &t)) != 0)
+		snprintf(name, sizeof name, "%s/%s%zu/b", prefix, kind, l + 1);
+		if ((rc = param_tensor(&t, name, c, 0, W + r * c)) != 0 ||
+		    (rc = ts_write_tensor(w, &t)) != 0)
 			return rc;
 	}
 	return 0;
@@ -224,6 +396,67 @@ take(const struct tensor *t, size_t nt, const char *name, size_t d0,
 	return 0;
 }
 
+/* model_read of a "cnn:" model.arch. */
+static int
+read_cnn(struct nn_model *m, const struct ts_meta *meta, const char *arch,
+    const struct tensor *t, size_t nt, char *err, size_t errlen)
+{
+	struct nn_spec sp[NN_MAX_LAYERS];
+	char shape[64], name[64];
+	const char *v = ts_meta_get(meta, "model.activation"), *colon;
+	size_t h, w, c, n, len;
+	int act = NN_ACT_RELU, rc;
+
+	colon = strchr(arch + 4, ':');
+	len = colon ? (size_t)(colon - arch - 4) : 0;
+	if (colon == NULL || len >= sizeof shape)
+		return fail(err, errlen, "model.arch '%.64s': expected "
+		    "'cnn:HxWxC:' and layers", arch);
+	memcpy(shape, arch + 4, len);
+	shape[len] = '\0';
+	if (model_parse_shape(shape, &h, &w, &c, err, errlen) != 0 ||
+	    model_parse_layers(colon + 1, sp, &n, err, errlen) != 0)
+		return -1;
+	if (v != NULL && strcmp(v, "relu") != 0) {
+		if (strcmp(v, "tanh") != 0)
+			return fail(err, errlen, "model.activation '%.64s': "
+			    "relu or tanh", v);
+		act = NN_ACT_TANH;
+	}
+	if ((v = ts_meta_get(meta, "model.classes")) != NULL) {
+		char buf[32];
+
+		snprintf(buf, sizeof buf, "%zu", sp[n - 1].out);
+		if (strcmp(v, buf) != 0)
+			return fail(err, errlen, "model.classes '%.64s' "
+			    "disagrees with model.arch '%.64s'", v, arch);
+	}
+	if ((rc = model_init_cnn(m, h, w, c, sp, n, act)) != 0)
+		return fail(err, errlen, "%s", rc == NN_E_NOMEM ?
+		    "out of memory" : "model.arch: the layers do not fit the "
+		    "input shape");
+	for (size_t l = 0; l < n; l++) {
+		const struct nn_layer *L = &m->net.layer[l];
+		const char *kind = model_layer_name(L);
+		float *W = m->param + L->off;
+		size_t r, q;
+
+		nn_layer_wdims(L, &r, &q);
+		if (r == 0)
+			continue;
+		snprintf(name, sizeof name, "model/%s%zu/W", kind, l + 1);
+		if (take(t, nt, name, r, q, W, err, errlen) != 0)
+			goto bad;
+		snprintf(name, sizeof name, "model/%s%zu/b", kind, l + 1);
+		if (take(t, nt, name, q, 0, W + r * q, err, errlen) != 0)
+			goto bad;
+	}
+	return 0;
+bad:
+	model_free(m);
+	return -1;
+}
+
 int
 model_read(struct nn_model *m, const struct ts_meta *meta,
     const struct tensor *t, size_t nt, char *err, size_t errlen)
@@ -237,6 +470,8 @@ model_read(struct nn_model *m, const struct ts_meta *meta,
 	if (arch == NULL)
 		return fail(err, errlen, "no model.arch key: not a model "
 		    "stream");
+	if (strncmp(arch, "cnn:", 4) == 0)
+		return read_cnn(m, meta, arch, t, nt, err, errlen);
 	if (model_parse_arch(arch, w, &nl, err, errlen) != 0)
 		return -1;
 	if ((v = ts_meta_get(meta, "model.activation")) != NULL &&

@@ -11,6 +11,24 @@
  *                     ("logreg:784-10" when L = 1)
  *   model.activation  "relu" (between layers; none after the last)
  *   model.classes     the number of classes, the last width.
+ * A convolutional model (model_init_cnn) has
+ *   model.arch        "cnn:28x28x1:c16k8s2p3,m2s2,c32k4s2p0,m2s2,d32,d10": the
+ *                     input shape H x W x C (channel last, conv.h), then its
+ *                     layers: c<N>k<K>s<S>p<P> a convolution of N channels,
+ *                     kernel K, stride S, padding P; a<K>s<S> and m<K>s<S>
+ *                     average and max pooling of K x K windows at stride S
+ *                     (S defaults to K in --arch); g<G> a group
+ *                     normalisation of G groups (per example); d<N> a
+ *                     dense layer of N units (the input flattened as
+ *                     stored); the last is d<classes>
+ *   model.activation  "relu" or "tanh", after every conv and dense layer
+ *                     but the last
+ * and for layer k (1-based, pools counted) a convolution's
+ *   model/conv<k>/W f32 [K K C_in, N] (row (ky K + kx) C_in + c_in)
+ *   model/conv<k>/b f32 [N]
+ * a group normalisation's model/gn<k>/W f32 [1, C] (gamma) and
+ * model/gn<k>/b f32 [C] (beta), or a dense layer's model/fc<k>/W and /b
+ * as above.
  * Other tensors (heads of other tools, such as a domain classifier) are
  * left to their tools (model_write_net writes them in the same form):
  * model_read ignores names outside model/fc<k>/.
@@ -36,12 +54,33 @@ struct nn_model {
 	struct nn_net net;
 	size_t nparam;
 	float *param;
+	int cnn;			/* built by model_init_cnn */
+	size_t h, w, c;			/* its input shape */
+	int act;			/* its hidden activation (enum nn_act) */
 };
 
 /* A model of nlayers layers of widths w[0..nlayers] with zeroed
  * parameters.  @return 0, NN_E_RANGE (bad widths) or NN_E_NOMEM. */
 int model_init(struct nn_model *m, const size_t *w, size_t nlayers);
 void model_free(struct nn_model *m);
+
+/* A model of image and dense layers (nn_net_init_spec) on inputs h x w x
+ * c, hidden activation act (NN_ACT_RELU or NN_ACT_TANH), with zeroed
+ * parameters; its model.arch is "cnn:".  @return 0, NN_E_RANGE or
+ * NN_E_NOMEM. */
+int model_init_cnn(struct nn_model *m, size_t h, size_t w, size_t c,
+    const struct nn_spec *sp, size_t n, int act);
+
+/* "conv", "gn" or "fc": the name of layer L's tensors. */
+const char *model_layer_name(const struct nn_layer *L);
+
+/* Parse layers "c16k8s2p3,m2,a2,g4,d32" (conv.h, model.arch "cnn:" below)
+ * into sp (NN_MAX_LAYERS entries) and *n; an input shape "28x28x1" into
+ * *h, *w, *c.  @return 0 or -1 with a message naming the item. */
+int model_parse_layers(const char *s, struct nn_spec *sp, size_t *n,
+    char *err, size_t errlen);
+int model_parse_shape(const char *s, size_t *h, size_t *w, size_t *c,
+    char *err, size_t errlen);
 
 /* Input width and number of classes. */
 size_t model_inputs(const struct nn_model *m);

@@ -34,7 +34,121 @@ nn_strerror(int code)
 size_t
 nn_layer_params(const struct nn_layer *l)
 {
+	if (l->kind == NN_CONV)
+		return conv_kd(&l->g) * l->g.co + l->g.co;
+	if (l->kind == NN_GROUPNORM)
+		return 2 * l->g.c;
+	if (l->kind != NN_DENSE)
+		return 0;
 	return l->in * l->out + l->out;
+}
+
+void
+nn_layer_wdims(const struct nn_layer *l, size_t *rows, size_t *cols)
+{
+	if (l->kind == NN_CONV) {
+		*rows = conv_kd(&l->g);
+		*cols = l->g.co;
+	} else if (l->kind == NN_DENSE) {
+		*rows = l->in;
+		*cols = l->out;
+	} else if (l->kind == NN_GROUPNORM) {
+		*rows = 1;
+		*cols = l->g.c;
+	} else {
+		*rows = *cols = 0;
+	}
+}
+
+/* Does convolution L take its norms by the ghost identity?  By the
+ * flops: T^2 (kd + co) against T kd co for the direct product. */
+static int
+conv_ghost(const struct nn_layer *L)
+{
+	double T = (double)conv_positions(&L->g), kd = (double)conv_kd(&L->g);
+	double co = (double)L->g.co;
+
+	return T * (kd + co) < kd * co;
+}
+
+size_t
+nn_net_tmax(const struct nn_net *net)
+{
+	size_t t = 0;
+
+	for (size_t l = 0; l < net->nlayers; l++)
+		if (net->layer[l].kind == NN_CONV &&
+		    conv_ghost(&net->layer[l]) &&
+		    conv_positions(&net->layer[l].g) > t)
+			t = conv_positions(&net->layer[l].g);
+	return t;
+}
+
+/* Is l an image layer with parameters? */
+#define IS_CONV(L) ((L)->kind == NN_CONV)
+/* Has l no parameters (a pool)? */
+#define IS_POOL(L) ((L)->kind == NN_AVGPOOL || (L)->kind == NN_MAXPOOL)
+#define IS_GN(L) ((L)->kind == NN_GROUPNORM)
+
+int
+nn_net_init_spec(struct nn_net *net, size_t h, size_t w, size_t c,
+    const struct nn_spec *sp, size_t n, int act, int act_last, size_t off,
+    size_t *end)
+{
+	size_t flat = 0;
+
+	memset(net, 0, sizeof *net);
+	if (n == 0 || n > NN_MAX_LAYERS || sp[n - 1].kind != NN_DENSE)
+		return NN_E_RANGE;
+	for (size_t l = 0; l < n; l++) {
+		struct nn_layer *L = &net->layer[l];
+		size_t np;
+
+		L->kind = sp[l].kind;
+		if (sp[l].kind == NN_DENSE) {
+			if (flat == 0)
+				flat = h * w * c;
+			if (sp[l].out == 0 || sp[l].out > NN_MAX_WIDTH ||
+			    flat > NN_MAX_WIDTH)
+				return NN_E_RANGE;
+			L->in = flat;
+			L->out = flat = sp[l].out;
+		} else if (sp[l].kind == NN_GROUPNORM) {
+			if (flat != 0 || sp[l].out == 0 || c % sp[l].out != 0 ||
+			    h * w * c > NN_MAX_WIDTH)
+				return NN_E_RANGE;
+			L->g = (struct conv_geom){ h, w, c, sp[l].out, 1, 0,
+			    h, w, c };
+			L->in = L->out = h * w * c;
+		} else {
+			if (flat != 0 || conv_geom_init(&L->g, h, w, c,
+			    sp[l].k, sp[l].s, sp[l].p, sp[l].out,
+			    sp[l].kind != NN_CONV) != 0)
+				return NN_E_RANGE;
+			L->in = h * w * c;
+			h = L->g.ho;
+			w = L->g.wo;
+			c = L->g.co;
+			L->out = h * w * c;
+			if (L->in > NN_MAX_WIDTH || L->out > NN_MAX_WIDTH)
+				return NN_E_RANGE;
+		}
+		L->act = l + 1 == n ? act_last : IS_POOL(L) ?
+		    NN_ACT_IDENTITY : act;
+		L->off = off;
+		np = nn_layer_params(L);
+		if (off > SIZE_MAX - np)
+			return NN_E_RANGE;
+		off += np;
+	}
+	/* A group norm after a convolution takes its activation. */
+	for (size_t l = 0; l + 1 < n; l++)
+		if (IS_CONV(&net->layer[l]) && IS_GN(&net->layer[l + 1]))
+			net->layer[l].act = NN_ACT_IDENTITY;
+	net->nlayers = n;
+	if (end != NULL)
+		*end = off;
+	return 0;
 }
 
 int
@@ -96,20 +210,136 @@ nn_init_params(const struct nn_net *net, float *param, struct rng *r,
 	for (size_t l = 0; l < net->nlayers; l++) {
 		const struct nn_layer *L = &net->layer[l];
 		float *W = param + L->off;
-		size_t nw = L->in * L->out;
-		double a = L->act == NN_ACT_RELU ? sqrt(6.0 / (double)L->in) :
-		    sqrt(6.0 / (double)(L->in + L->out));
+		size_t fi, fo, nw;
+		double a;
+
+		nn_layer_wdims(L, &fi, &fo);
+		nw = fi * fo;
+		if (nw == 0)
+			continue;
+		if (IS_GN(L)) {		/* gamma 1, beta 0 */
+			for (size_t j = 0; j < fo; j++) {
+				W[j] = 1.0f;
+				W[fo + j] = 0.0f;
+			}
+			continue;
+		}
+		a = L->act == NN_ACT_RELU ? sqrt(6.0 / (double)fi) :
+		    sqrt(6.0 / (double)(fi + fo));
 
 		for (size_t i = 0; i < nw; i++) {
 			/* 24 uniform bits: u in [0, 1), exactly. */
 			double u = ldexp((double)(rng_u64(r) >> 40), -24);
 			W[i] = zero ? 0.0f : (float)((2 * u - 1) * a);
 		}
-		memset(W + nw, 0, L->out * sizeof *W);
+		memset(W + nw, 0, fo * sizeof *W);
 	}
 }
 
 /* ---- workspace ---- */
+
+/* The convolutions' buffers: each one's unfolded input, one input
+ * gradient scratch and one norm scratch of the largest (every size is
+ * checked against overflow). */
+static int
+conv_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
+{
+	size_t total = 0, dmax = 0, smax = 0, image = 0, pb = 0;
+
+	for (size_t l = 0; l < net->nlayers; l++)
+		image += net->layer[l].kind != NN_DENSE;
+	if (image == 0)
+		return 0;
+	for (size_t l = 0; l < net->nlayers; l++) {
+		const struct nn_layer *L = &net->layer[l];
+		size_t T, kd, c;
+
+		if (IS_GN(L)) {		/* xhat, rstd; 2c doubles a row */
+			total += cap * L->in + cap * L->g.k;
+			pb += cap * 2 * L->g.c;
+			continue;
+		}
+		if (!IS_CONV(L))
+			continue;
+		T = conv_positions(&L->g);
+		kd = conv_kd(&L->g);
+		c = L->g.co;
+		if (T > SIZE_MAX / 8 / kd / cap || kd > SIZE_MAX / 8 / c ||
+		    T > SIZE_MAX / 8 / T)
+			return NN_E_NOMEM;
+		if (cap * T * kd > dmax)
+			dmax = cap * T * kd;
+		if (kd * c > smax)
+			smax = kd * c;
+		if (2 * T * T > smax)
+			smax = 2 * T * T;
+		if (total > SIZE_MAX / 8 - cap * T * kd - cap * kd * c)
+			return NN_E_NOMEM;
+		total += cap * T * kd;
+		if (!conv_ghost(L)) {
+			total += cap * kd * c;
+			pb += cap * c;
+		}
+	}
+	if (total > SIZE_MAX / 8 - dmax - smax)
+		return NN_E_NOMEM;
+	if ((ws->cbuf = malloc((total + dmax + smax + 1) * sizeof(float))) ==
+	    NULL)
+		return NN_E_NOMEM;
+	total = 0;
+	for (size_t l = 0; l < net->nlayers; l++) {
+		const struct nn_layer *L = &net->layer[l];
+
+		if (IS_GN(L)) {
+			ws->col[l] = ws->cbuf + total;
+			total += cap * L->in;
+			ws->rstd[l] = ws->cbuf + total;
+			total += cap * L->g.k;
+			continue;
+		}
+		if (!IS_CONV(L))
+			continue;
+		ws->col[l] = ws->cbuf + total;
+		total += cap * conv_positions(&L->g) * conv_kd(&L->g);
+		if (!conv_ghost(L)) {
+			ws->pex[l] = ws->cbuf + total;
+			total += cap * conv_kd(&L->g) * L->g.co;
+		}
+	}
+	ws->dcol = ws->cbuf + total;
+	if (pb > 0) {
+		if ((ws->pbuf = malloc(pb * sizeof *ws->pbuf)) == NULL)
+			return NN_E_NOMEM;
+		pb = 0;
+		for (size_t l = 0; l < net->nlayers; l++)
+			if (IS_GN(&net->layer[l])) {
+				ws->pexb[l] = ws->pbuf + pb;
+				pb += cap * 2 * net->layer[l].g.c;
+			} else if (IS_CONV(&net->layer[l]) &&
+			    !conv_ghost(&net->layer[l])) {
+				ws->pexb[l] = ws->pbuf + pb;
+				pb += cap * net->layer[l].g.co;
+			}
+	}
+	ws->nscr = ws->dcol + dmax;
+	/* The max pools' indices (out < 2^24 per row, cap bounded by
+	 * nn_ws_init). */
+	total = 0;
+	for (size_t l = 0; l < net->nlayers; l++)
+		if (net->layer[l].kind == NN_MAXPOOL)
+			total += cap * net->layer[l].out;
+	if (total == 0)
+		return 0;
+	if ((ws->abuf = malloc(total * sizeof *ws->abuf)) == NULL)
+		return NN_E_NOMEM;
+	total = 0;
+	for (size_t l = 0; l < net->nlayers; l++)
+		if (net->layer[l].kind == NN_MAXPOOL) {
+			ws->arg[l] = ws->abuf + total;
+			total += cap * net->layer[l].out;
+		}
+	return 0;
+}
 
 int
 nn_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
@@ -122,8 +352,10 @@ nn_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
 	/* Activations and gradients of every layer, plus the largest W for
 	 * the f32 clipped sums.  Each term is below cap * 2^24 floats. */
 	for (size_t l = 0; l < net->nlayers; l++) {
-		size_t w = net->layer[l].in * net->layer[l].out;
+		size_t w, r, c;
 
+		nn_layer_wdims(&net->layer[l], &r, &c);
+		w = r * c;
 		if (total > SIZE_MAX / sizeof(float) / 4 - 2 * cap *
 		    net->layer[l].out)
 			return NN_E_NOMEM;
@@ -146,6 +378,10 @@ nn_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
 	ws->sum32 = ws->buf + total;
 	ws->cap = cap;
 	ws->nlayers = net->nlayers;
+	if (conv_ws_init(ws, net, cap) != 0) {
+		nn_ws_free(ws);
+		return NN_E_NOMEM;
+	}
 	return 0;
 }
 
@@ -155,6 +391,9 @@ nn_ws_free(struct nn_ws *ws)
 	if (ws == NULL)
 		return;
 	free(ws->buf);
+	free(ws->cbuf);
+	free(ws->abuf);
+	free(ws->pbuf);
 	free(ws->sum64);
 	memset(ws, 0, sizeof *ws);
 }
@@ -193,6 +432,45 @@ bias_act(float *z, const float *b, size_t len, int relu)
 	}
 }
 
+/* z <- tanh(z). */
+static void
+act_tanh(float *z, size_t len)
+{
+	for (size_t k = 0; k < len; k++)
+		z[k] = tanhf(z[k]);
+}
+
+/* Forward of image layer l (W its parameters) on n rows. */
+static void
+image_forward(const struct nn_layer *L, const float *W, struct nn_ws *ws,
+    size_t l, size_t n)
+{
+	float *z = ws->a[l + 1];
+	size_t T = conv_positions(&L->g), kd = conv_kd(&L->g), co = L->g.co;
+
+	if (IS_POOL(L)) {
+		conv_pool_fwd(&L->g, L->kind == NN_MAXPOOL, ws->a[l], n, z,
+		    ws->arg[l]);
+		return;
+	}
+	if (IS_GN(L)) {
+		conv_gn_fwd(&L->g, ws->a[l], n, W, W + L->g.c, z, ws->col[l],
+		    ws->rstd[l]);
+		if (L->act == NN_ACT_RELU)
+			for (size_t k = 0; k < n * L->out; k++)
+				z[k] = z[k] > 0.0f ? z[k] : 0.0f;
+		else if (L->act == NN_ACT_TANH)
+			act_tanh(z, n * L->out);
+		return;
+	}
+	conv_im2col(&L->g, ws->a[l], n, ws->col[l]);
+	la_sgemm(0, 0, n * T, co, kd, 1.0f, ws->col[l], W, 0.0f, z);
+	for (size_t r = 0; r < n * T; r++)
+		bias_act(z + r * co, W + kd * co, co, L->act == NN_ACT_RELU);
+	if (L->act == NN_ACT_TANH)
+		act_tanh(z, n * L->out);
+}
+
 void
 nn_forward_to(const struct nn_net *net, const float *param,
     struct nn_ws *ws, float *x, size_t n, size_t upto)
@@ -204,10 +482,16 @@ nn_forward_to(const struct nn_net *net, const float *param,
 		const float *W = param + L->off, *b = W + L->in * L->out;
 		float *z = ws->a[l + 1];
 
+		if (L->kind != NN_DENSE) {
+			image_forward(L, W, ws, l, n);
+			continue;
+		}
 		la_sgemm(0, 0, n, L->out, L->in, 1.0f, ws->a[l], W, 0.0f, z);
 		for (size_t i = 0; i < n; i++)
 			bias_act(z + i * L->out, b, L->out,
 			    L->act == NN_ACT_RELU);
+		if (L->act == NN_ACT_TANH)
+			act_tanh(z, n * L->out);
 	}
 }
 
@@ -305,6 +589,41 @@ axpy(float *s, float scale, const float *x, size_t len)
 		s[k] += scale * x[k];
 }
 
+/* g <- g * act'(z), a = act(z) the layer's output. */
+static void
+act_back(int act, float *g, const float *a, size_t len)
+{
+	if (act == NN_ACT_RELU)
+		relu_mask(g, a, len);
+	else if (act == NN_ACT_TANH)
+		for (size_t k = 0; k < len; k++)
+			g[k] *= 1.0f - a[k] * a[k];
+}
+
+/* gin (n x in) = the gradient of layer l's input from g (n x out, the
+ * gradient of its pre-activation output). */
+static void
+layer_back(const struct nn_layer *L, const float *param, struct nn_ws *ws,
+    size_t l, const float *g, float *gin)
+{
+	size_t n = ws->n;
+
+	if (L->kind == NN_DENSE)
+		la_sgemm(0, 1, n, L->in, L->out, 1.0f, g, param + L->off,
+		    0.0f, gin);
+	else if (IS_GN(L))
+		conv_gn_bwd(&L->g, ws->col[l], ws->rstd[l], param + L->off, g,
+		    n, gin);
+	else if (IS_POOL(L))
+		conv_pool_bwd(&L->g, L->kind == NN_MAXPOOL, ws->arg[l], g, n,
+		    gin);
+	else {
+		la_sgemm(0, 1, n * conv_positions(&L->g), conv_kd(&L->g),
+		    L->g.co, 1.0f, g, param + L->off, 0.0f, ws->dcol);
+		conv_col2im(&L->g, ws->dcol, n, gin);
+	}
+}
+
 void
 nn_backward(const struct nn_net *net, const float *param, struct nn_ws *ws,
     const float *gout, float *gin)
@@ -317,21 +636,17 @@ nn_backward(const struct nn_net *net, const float *param, struct nn_ws *ws,
 		return;
 	if (gout != ws->g[L - 1])
 		memcpy(ws->g[L - 1], gout, n * top->out * sizeof *gout);
-	if (top->act == NN_ACT_RELU)
-		relu_mask(ws->g[L - 1], ws->a[L], n * top->out);
+	act_back(top->act, ws->g[L - 1], ws->a[L], n * top->out);
 	for (size_t l = L - 1; l > lo; l--) {
 		const struct nn_layer *Ly = &net->layer[l];
-		const float *W = param + Ly->off;
 
 		/* g_{l-1} = (g_l W_l^T) * act'_{l-1}(a_l) */
-		la_sgemm(0, 1, n, Ly->in, Ly->out, 1.0f, ws->g[l], W, 0.0f,
-		    ws->g[l - 1]);
-		if (net->layer[l - 1].act == NN_ACT_RELU)
-			relu_mask(ws->g[l - 1], ws->a[l], n * Ly->in);
+		layer_back(Ly, param, ws, l, ws->g[l], ws->g[l - 1]);
+		act_back(net->layer[l - 1].act, ws->g[l - 1], ws->a[l],
+		    n * Ly->in);
 	}
 	if (gin != NULL)
-		la_sgemm(0, 1, n, net->layer[0].in, net->layer[0].out, 1.0f,
-		    ws->g[0], param + net->layer[0].off, 0.0f, gin);
+		layer_back(&net->layer[0], param, ws, 0, ws->g[0], gin);
 }
 
 void
@@ -345,8 +660,32 @@ nn_grad_sum(const struct nn_net *net, struct nn_ws *ws, float scale,
 		float *dW = grad + L->off, *db = dW + L->in * L->out;
 		const float *g = ws->g[l];
 
-		if (L->frozen)
+		if (L->frozen || IS_POOL(L))
 			continue;
+		if (IS_GN(L)) {
+			size_t c = L->g.c;
+			double *d = ws->pexb[l];
+
+			for (size_t i = 0; i < n; i++) {
+				conv_gn_pgrad(&L->g, ws->col[l] + i * L->in, g +
+				    i * L->in, d, d + c);
+				for (size_t j = 0; j < c; j++) {
+					dW[j] += scale * (float)d[j];
+					dW[c + j] += scale * (float)d[c + j];
+				}
+			}
+			continue;
+		}
+		if (IS_CONV(L)) {
+			size_t T = conv_positions(&L->g), kd = conv_kd(&L->g);
+
+			db = dW + kd * L->g.co;
+			la_sgemm(1, 0, kd, L->g.co, n * T, scale, ws->col[l],
+			    g, 1.0f, dW);
+			for (size_t r = 0; r < n * T; r++)
+				axpy(db, scale, g + r * L->g.co, L->g.co);
+			continue;
+		}
 		la_sgemm(1, 0, L->in, L->out, n, scale, ws->a[l], g, 1.0f, dW);
 		for (size_t i = 0; i < n; i++)
 			axpy(db, scale, g + i * L->out, L->out);
@@ -378,6 +717,105 @@ nn_row_sqnorm(const float *x, size_t d)
 	return sumsq(x, d);
 }
 
+/*
+ * Convolutions.  Example i's gradient of a convolution is A_i^T G_i
+ * (weights) and 1^T G_i (bias), A_i (T x kd) its unfolded input and G_i
+ * (T x co) its output gradient.  conv_sqnorms takes each layer's norms one
+ * of two ways, whichever costs fewer flops (Bu et al. 2022):
+ *
+ * direct (T kd co < T^2 (kd + co)): the per-example gradient x_i = (D_i,
+ *   b_i), D_i = fl(A_i^T G_i) by SGEMM and b_i the bias sums in double, is
+ *   formed and kept: x_i as computed is the example's contribution, its
+ *   squared norm is computed from it (exact squares, double sums), and
+ *   clip_sum_conv adds wt_i x_i in double -- n terms per entry, exactly
+ *   the dense argument below, and no cheaper: the sum costs n kd co, the
+ *   norm already cost n T kd co.
+ * ghost: s_i = sum_{t,t'} (P + 1) Q with P = fl(A_i A_i^T), Q = fl(G_i
+ *   G_i^T) by SGEMM (the 1 is the bias) and the sum in double.  Nothing
+ *   per example is formed, so the contribution is the exact w_i (A_i^T
+ *   G_i, 1^T G_i) and s_i must bound its squared norm from above: with
+ *   |dP_tt'| <= gamma_kd ||a_t|| ||a_t'|| and |dQ_tt'| <= gamma_co ||g_t||
+ *   ||g_t'|| (Higham 2002, 3.5), |Q| <= ||g_t|| ||g_t'|| and |P + 1| <=
+ *   sqrt(||a_t||^2 + 1) sqrt(||a_t'||^2 + 1), summing gives an error of
+ *   at most (gamma_kd + gamma_co + gamma_kd gamma_co + gamma_(T^2+3)(f64))
+ *   m_i, m_i = (||A_i||^2 + T) ||G_i||^2 (the norms are double sums of
+ *   exact squares, relative error below 2^-28 as for dense layers), so
+ *   conv_sqnorms adds max(s_i, 0) + that + 2^-200 (underflow).
+ *   The clipped sum is then one DGEMM A^T diag(w) G over the n T rows
+ *   (i, t), whose error per entry is relative to sum_i w_i sum_t |a_it|
+ *   |g_it|, not to the clipped contributions: by Minkowski and
+ *   Cauchy-Schwarz its L2 norm is at most gamma_h sum_i w_i sqrt(m_i).
+ *   conv_sqnorms therefore adds max(bound, m_i / rho^2) (rho =
+ *   NN_CONV_RHO), so that w_i sqrt(m_i) <= rho C' for every example, and
+ *   nn_clip_plan_conv charges the DGEMM's error 2 gamma_h(f64) (N + 1) rho
+ *   C' (h = cap T + N + 8: a term passes through at most cap T products
+ *   and additions in its call's DGEMM and bias sum, and one addition per
+ *   call after it), with T the most positions of a ghost layer.
+ */
+
+/* gamma_h for unit roundoff u, rounded up generously. */
+static double
+gam(double h, double u)
+{
+	return fpsum_gamma(h, u) * (1 + 0x1p-20);
+}
+
+static void
+conv_sqnorms(const struct nn_layer *L, const struct nn_ws *ws, size_t l,
+    double *sq)
+{
+	size_t T = conv_positions(&L->g), kd = conv_kd(&L->g), co = L->g.co;
+	int ghost = conv_ghost(L);
+	double rho2 = NN_CONV_RHO * NN_CONV_RHO, dT = (double)T;
+
+	for (size_t i = 0; i < ws->n; i++) {
+		const float *A = ws->col[l] + i * T * kd;
+		const float *G = ws->g[l] + i * T * co;
+		float *S = ghost ? ws->nscr : ws->pex[l] + i * kd * co;
+		double *bs = ghost ? NULL : ws->pexb[l] + i * co;
+		double na = sumsq(A, T * kd), ng = sumsq(G, T * co);
+		double m = (na + dT) * ng, v = 0;
+
+		if (!(na <= NN_ACT_BOUND2)) {		/* also NaN */
+			sq[i] = INFINITY;
+			continue;
+		}
+		if (!(m <= DBL_MAX)) {			/* G not finite */
+			sq[i] = INFINITY;
+			continue;
+		}
+		if (ghost) {
+			const float *P = S, *Q = S + T * T;
+
+			la_sgemm(0, 1, T, T, kd, 1.0f, A, A, 0.0f, S);
+			la_sgemm(0, 1, T, T, co, 1.0f, G, G, 0.0f, S + T * T);
+			for (size_t k = 0; k < T * T; k++)
+				v += ((double)P[k] + 1) * (double)Q[k];
+			v = (v > 0 ? v : 0) + (gam((double)kd, 0x1p-24) +
+			    gam((double)co, 0x1p-24) + gam((double)kd, 0x1p-24) *
+			    gam((double)co, 0x1p-24) + gam(dT * dT + 3,
+			    0x1p-53)) * m;
+		} else {
+			/* The example's gradient as computed is its
+			 * contribution (clip_sum_conv sums these). */
+			la_sgemm(1, 0, kd, co, T, 1.0f, A, G, 0.0f, S);
+			v = sumsq(S, kd * co);
+			for (size_t o = 0; o < co; o++) {
+				double b = 0;
+
+				for (size_t t = 0; t < T; t++)
+					b += (double)G[t * co + o];
+				bs[o] = b;
+				v += b * b;
+			}
+			sq[i] += v;
+			continue;
+		}
+		v += 0x1p-200;
+		sq[i] += v > m / rho2 ? v : m / rho2;
+	}
+}
+
 void
 nn_sqnorms_cached(const struct nn_net *net, const struct nn_ws *ws,
     const double *in_sq, double *sq)
@@ -385,10 +823,29 @@ nn_sqnorms_cached(const struct nn_net *net, const struct nn_ws *ws,
 	for (size_t l = 0; l < net->nlayers; l++) {
 		const struct nn_layer *L = &net->layer[l];
 
-		if (L->frozen)
+		if (L->frozen || IS_POOL(L))
 			continue;
+		if (IS_CONV(L)) {
+			conv_sqnorms(L, ws, l, sq);
+			continue;
+		}
+		if (IS_GN(L)) {
+			/* The per-example gradients of gamma and beta, kept:
+			 * as computed, they are the contribution. */
+			for (size_t i = 0; i < ws->n; i++) {
+				double *d = ws->pexb[l] + i * 2 * L->g.c, v = 0;
+
+				conv_gn_pgrad(&L->g, ws->col[l] + i * L->in,
+				    ws->g[l] + i * L->in, d, d + L->g.c);
+				for (size_t j = 0; j < 2 * L->g.c; j++)
+					v += d[j] * d[j];
+				sq[i] += v;
+			}
+			continue;
+		}
 		for (size_t i = 0; i < ws->n; i++) {
-			double na = l == 0 && in_sq != NULL ? in_sq[i] :
+			double na = l == 0 && in_sq != NULL &&
+			    L->kind == NN_DENSE ? in_sq[i] :
 			    sumsq(ws->a[l] + i * L->in, L->in);
 			double ng = sumsq(ws->g[l] + i * L->out, L->out);
 
@@ -459,6 +916,13 @@ int
 nn_clip_plan(struct nn_clip *p, double clip, double expected,
     uint64_t nrecords, size_t cap)
 {
+	return nn_clip_plan_conv(p, clip, expected, nrecords, cap, 0);
+}
+
+int
+nn_clip_plan_conv(struct nn_clip *p, double clip, double expected,
+    uint64_t nrecords, size_t cap, size_t tmax)
+{
 	static const size_t chunks[] = { 256, 128, 64, 32, 16 };
 	double N1, e32 = 0, e64, e, nmax;
 
@@ -494,6 +958,10 @@ nn_clip_plan(struct nn_clip *p, double clip, double expected,
 	 * (fpsum.h: 2 gamma_(N1 + 8) N1). */
 	e64 = fpsum_margin(N1, 8, 0x1p-53);
 	e = e32 > e64 ? e32 : e64;
+	/* Convolutions (see "Convolutions" above). */
+	if (tmax > 0)
+		e += NN_CONV_RHO * 2 * gam((double)cap * (double)tmax + N1 + 8,
+		    0x1p-53) * N1;
 	p->clip = clip;
 	p->clip_row = nextafter(clip * (1 - 0x1p-20) / ((1 + 0x1p-22) *
 	    (1 + e)), 0);
@@ -562,6 +1030,60 @@ clip_sum_f64(const struct nn_layer *L, struct nn_ws *ws, float *A,
 	return 0;
 }
 
+/* Convolution l: sum += A^T diag(wt) G and the bias sums, in double
+ * (one DGEMM over the n T rows; the bias summed per call first). */
+static int
+clip_sum_conv(const struct nn_layer *L, struct nn_ws *ws, size_t l,
+    const double *wt, size_t n, double *sum)
+{
+	size_t T = conv_positions(&L->g), kd = conv_kd(&L->g), co = L->g.co;
+	size_t rows = n * T;
+	double *dA, *dG, *bs, *db = sum + kd * co;
+	int rc;
+
+	if (!conv_ghost(L)) {
+		/* Direct norms: the per-example gradients conv_sqnorms
+		 * formed, summed in double (n terms, as a dense layer). */
+		for (size_t i = 0; i < n; i++) {
+			const float *D = ws->pex[l] + i * kd * co;
+			const double *b = ws->pexb[l] + i * co;
+
+			if (wt[i] == 0)
+				continue;
+			for (size_t j = 0; j < kd * co; j++)
+				sum[j] += wt[i] * (double)D[j];
+			for (size_t k = 0; k < co; k++)
+				db[k] += wt[i] * b[k];
+		}
+		return 0;
+	}
+	if ((rc = sum64_reserve(ws, rows * (kd + co) + co)) != 0)
+		return rc;
+	dA = ws->sum64;
+	dG = dA + rows * kd;
+	bs = dG + rows * co;
+	memset(bs, 0, co * sizeof *bs);
+	for (size_t i = 0; i < n; i++)
+		for (size_t t = 0; t < T; t++) {
+			size_t r = i * T + t;
+			const float *a = ws->col[l] + r * kd;
+			const float *g = ws->g[l] + r * co;
+
+			for (size_t j = 0; j < kd; j++)
+				dA[r * kd + j] = wt[i] == 0 ? 0 : (double)a[j];
+			for (size_t k = 0; k < co; k++) {
+				dG[r * co + k] = wt[i] == 0 ? 0 :
+				    wt[i] * (double)g[k];
+				bs[k] += dG[r * co + k];
+			}
+		}
+	if (rows > 0)
+		la_gemm(1, 0, kd, co, rows, 1.0, dA, dG, 1.0, sum);
+	for (size_t k = 0; k < co; k++)
+		db[k] += bs[k];
+	return 0;
+}
+
 int
 nn_clip_sum(const struct nn_clip *p, const struct nn_net *net,
     struct nn_ws *ws, const double *wt, size_t nbatch, double *sum)
@@ -577,8 +1099,21 @@ nn_clip_sum(const struct nn_clip *p, const struct nn_net *net,
 		double *dW = sum + L->off, *db = dW + L->in * L->out;
 		size_t nw = L->in * L->out;
 
-		if (L->frozen)
+		if (L->frozen || IS_POOL(L))
 			continue;
+		if (IS_CONV(L)) {
+			if ((rc = clip_sum_conv(L, ws, l, wt, n, dW)) != 0)
+				return rc;
+			continue;
+		}
+		if (IS_GN(L)) {
+			for (size_t i = 0; i < n; i++)
+				for (size_t j = 0; wt[i] != 0 && j < 2 * L->g.c;
+				    j++)
+					dW[j] += wt[i] * ws->pexb[l][i * 2 *
+					    L->g.c + j];
+			continue;
+		}
 		if (!f32) {
 			if ((rc = clip_sum_f64(L, ws, A, G, wt, n, dW)) != 0)
 				return rc;
@@ -610,6 +1145,41 @@ nn_clip_sum(const struct nn_clip *p, const struct nn_net *net,
 	return 0;
 }
 
+/* Example i's clipped contribution to convolution l, as clip_sum_conv
+ * adds it: sum_t a_t x wt g_t and sum_t wt g_t, in double. */
+static void
+conv_contrib(const struct nn_layer *L, const struct nn_ws *ws, size_t l,
+    size_t i, double wt, double *W)
+{
+	size_t T = conv_positions(&L->g), kd = conv_kd(&L->g), co = L->g.co;
+	double *b = W + kd * co;
+
+	memset(W, 0, (kd * co + co) * sizeof *W);
+	if (wt == 0)
+		return;
+	if (!conv_ghost(L)) {
+		const float *D = ws->pex[l] + i * kd * co;
+
+		for (size_t j = 0; j < kd * co; j++)
+			W[j] = wt * (double)D[j];
+		for (size_t k = 0; k < co; k++)
+			b[k] = wt * ws->pexb[l][i * co + k];
+		return;
+	}
+	for (size_t t = 0; t < T; t++) {
+		const float *a = ws->col[l] + (i * T + t) * kd;
+		const float *g = ws->g[l] + (i * T + t) * co;
+
+		for (size_t k = 0; k < co; k++) {
+			double gk = wt * (double)g[k];
+
+			b[k] += gk;
+			for (size_t j = 0; j < kd; j++)
+				W[j * co + k] += (double)a[j] * gk;
+		}
+	}
+}
+
 void
 nn_clip_contrib(const struct nn_net *net, const struct nn_ws *ws, size_t i,
     double wt, double *out)
@@ -619,8 +1189,18 @@ nn_clip_contrib(const struct nn_net *net, const struct nn_ws *ws, size_t i,
 		const float *a = ws->a[l] + i * L->in, *g = ws->g[l] + i * L->out;
 		double *W = out + L->off, *b = W + L->in * L->out;
 
-		if (L->frozen)
+		if (L->frozen || IS_POOL(L))
 			continue;
+		if (IS_CONV(L)) {
+			conv_contrib(L, ws, l, i, wt, out + L->off);
+			continue;
+		}
+		if (IS_GN(L)) {
+			for (size_t j = 0; j < 2 * L->g.c; j++)
+				W[j] = wt == 0 ? 0 : wt * ws->pexb[l][i * 2 *
+				    L->g.c + j];
+			continue;
+		}
 		for (size_t k = 0; k < L->out; k++) {
 			float gk = wt == 0 ? 0.0f : (float)(wt * (double)g[k]);
 			b[k] = gk;

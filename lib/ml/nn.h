@@ -22,6 +22,15 @@
  * then, without privacy, nn_grad_sum (one SGEMM per layer); with DP-SGD,
  *   nn_sqnorms -> nn_clip_weights -> nn_clip_sum -> nn_noise_release.
  *
+ * Image layers (conv.h): a convolution is a dense layer applied at T
+ * positions of each example (im2col, then one SGEMM), so its per-example
+ * gradient is A_i^T G_i over the T rows of example i; its norm is taken
+ * either from that kd x co product or by the ghost identity
+ * ||A_i^T G_i||^2 = sum_{t,t'} (A_i A_i^T)_{tt'} (G_i G_i^T)_{tt'} (T^2
+ * values), whichever is cheaper per layer (Bu et al. 2022, "mixed ghost
+ * clipping"), and its clipped sum is one DGEMM A^T diag(w) G.  Pool
+ * layers have no parameters.
+ *
  * Per-example norms ("ghost norms", Goodfellow 2015; Li et al. 2022):
  * example i's gradient of a dense layer is the outer product (a_i, 1) x
  * g_i (bias included), whose squared Frobenius norm is (||a_i||^2 + 1)
@@ -56,6 +65,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conv.h"
 #include "rng.h"
 
 enum nn_error {
@@ -65,7 +75,11 @@ enum nn_error {
 	NN_E_NOISE = PV_E_NOISE		/* the noise sampler failed (nothing released) */
 };
 
-enum nn_act { NN_ACT_IDENTITY = 0, NN_ACT_RELU = 1 };
+enum nn_act { NN_ACT_IDENTITY = 0, NN_ACT_RELU = 1, NN_ACT_TANH = 2 };
+
+/* Layer kinds: dense, or the image layers of conv.h. */
+enum nn_kind { NN_DENSE = 0, NN_CONV = 1, NN_AVGPOOL = 2, NN_MAXPOOL = 3,
+	NN_GROUPNORM = 4 };
 
 #define NN_MAX_LAYERS 64
 #define NN_MAX_WIDTH (1u << 24)		/* units in one layer */
@@ -76,6 +90,9 @@ enum nn_act { NN_ACT_IDENTITY = 0, NN_ACT_RELU = 1 };
 /* Range of the clip bound C of nn_clip_plan. */
 #define NN_CLIP_MIN 0x1p-40
 #define NN_CLIP_MAX 0x1p40
+/* A convolution's clipped sum bounds each example's sum of |terms| (see
+ * nn.c, "Convolutions") by NN_CONV_RHO times the clip bound. */
+#define NN_CONV_RHO 256.0
 /* Most records a DP-SGD dataset may have (bounds the float error). */
 #define NN_MAX_RECORDS (UINT64_C(1) << 24)
 
@@ -83,10 +100,21 @@ enum nn_act { NN_ACT_IDENTITY = 0, NN_ACT_RELU = 1 };
 const char *nn_strerror(int code);
 
 struct nn_layer {
-	size_t in, out;
-	size_t off;		/* W at param[off], b at param[off + in*out] */
+	size_t in, out;		/* values per example (h w c, ho wo co) */
+	size_t off;		/* W at param[off], b right after W */
 	int act;		/* enum nn_act, applied to the layer's output */
 	int frozen;		/* not trained: no gradient, no norm */
+	int kind;		/* enum nn_kind; 0 (dense) for nn_net_init */
+	struct conv_geom g;	/* conv and pool layers */
+};
+
+/* One layer of nn_net_init_spec: dense of out units, a convolution of
+ * out channels (kernel k, stride s, padding p), a pool of window k
+ * (stride s), or a group normalisation of out groups (its parameters are
+ * gamma as W, 1 x c, and beta as b). */
+struct nn_spec {
+	int kind;		/* enum nn_kind */
+	size_t out, k, s, p;
 };
 
 struct nn_net {
@@ -102,8 +130,24 @@ struct nn_net {
 int nn_net_init(struct nn_net *net, const size_t *w, size_t nlayers,
     int act_last, size_t off, size_t *end);
 
-/* Parameters of one layer: in * out + out. */
+/* A net of image layers and dense ones from input images h x w x c
+ * (conv.h's layout): the layers sp[0..n-1], act after every layer but
+ * pools, a convolution followed by a group norm (the norm takes it), and
+ * the last, which must be dense and gets act_last.
+ * @return 0, or NN_E_RANGE (a bad geometry, no layer, too many, a dense
+ * layer followed by an image layer, a size overflow). */
+int nn_net_init_spec(struct nn_net *net, size_t h, size_t w, size_t c,
+    const struct nn_spec *sp, size_t n, int act, int act_last, size_t off,
+    size_t *end);
+
+/* Parameters of one layer: in * out + out (dense), kd co + co (conv),
+ * 0 (pool). */
 size_t nn_layer_params(const struct nn_layer *l);
+/* Its weight matrix: *rows x *cols (in x out dense, kd x co conv). */
+void nn_layer_wdims(const struct nn_layer *l, size_t *rows, size_t *cols);
+/* The most positions T of a convolution of net whose norms are ghost
+ * norms (0: none), for nn_clip_plan_conv. */
+size_t nn_net_tmax(const struct nn_net *net);
 /* Index of the first layer that is not frozen (nlayers if all are). */
 size_t nn_first_trained(const struct nn_net *net);
 /* Number of trained parameters (the dimension of the noise). */
@@ -126,6 +170,18 @@ struct nn_ws {
 					 * a[l+1]: output of layer l */
 	float *g[NN_MAX_LAYERS];	/* g[l]: dloss_i/dz_l, n x out */
 	float *sum32;			/* scratch of the largest W */
+	float *col[NN_MAX_LAYERS];	/* conv: unfolded input, n T x kd */
+	float *dcol;			/* conv: input gradient scratch */
+	float *nscr;			/* conv: norm scratch */
+	uint32_t *arg[NN_MAX_LAYERS];	/* max pool: where the maxima are */
+	float *cbuf;			/* owns col[], dcol, nscr */
+	uint32_t *abuf;			/* owns arg[] */
+	float *rstd[NN_MAX_LAYERS];	/* group norm: n x G (col[]: xhat) */
+	float *pex[NN_MAX_LAYERS];	/* conv, direct norms: n kd x co
+					 * per-example weight gradients */
+	double *pexb[NN_MAX_LAYERS];	/* and their bias gradients, n x co;
+					 * group norm: n x 2c (gamma, beta) */
+	double *pbuf;			/* owns pexb[] */
 	double *sum64;			/* scratch of the f64 path (lazy) */
 	size_t sum64_len;
 	float *buf;			/* owns a[1..], g[], sum32 */
@@ -178,7 +234,11 @@ void nn_grad_sum(const struct nn_net *net, struct nn_ws *ws, float scale,
  * the squared norm of example i's gradient, in double.  sq[i] becomes
  * +inf when some a_l,i entering a trained layer is not finite or has a
  * squared norm above NN_ACT_BOUND2 (such examples are dropped).  Call it
- * for each net an example's loss reaches, on the same rows. */
+ * for each net an example's loss reaches, on the same rows.
+ * A convolution adds an upper bound of its ||A_i^T G_i||^2 + ||1^T G_i||^2
+ * (computed directly or by the ghost identity, whichever costs less,
+ * with the rounding error of the float products added; see nn.c), or
+ * (||A_i||^2 + T) ||G_i||^2 / NN_CONV_RHO^2 when that is larger. */
 void nn_sqnorms(const struct nn_net *net, const struct nn_ws *ws,
     double *sq);
 
@@ -210,6 +270,10 @@ struct nn_clip {
  * cap 0). */
 int nn_clip_plan(struct nn_clip *p, double clip, double expected,
     uint64_t nrecords, size_t cap);
+/* The same for nets with convolutions of at most tmax positions
+ * (nn_net_tmax; 0 is nn_clip_plan). */
+int nn_clip_plan_conv(struct nn_clip *p, double clip, double expected,
+    uint64_t nrecords, size_t cap, size_t tmax);
 
 /* wt[i] = min(1, C' / sqrt(sq[i])), 0 when sq[i] is not finite; 1 when
  * sq[i] is 0.  With p->unclipped (tests only), 1 for every finite sq. */

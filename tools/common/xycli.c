@@ -8,6 +8,20 @@
 #include "xycli.h"
 
 /* Read X and y of a stream into d. */
+/* A positive integer value of key in meta (at most 2^20), or 0. */
+static size_t
+meta_dim(const struct ts_meta *meta, const char *key)
+{
+	const char *v = ts_meta_get(meta, key);
+	char *end;
+	unsigned long long x;
+
+	if (v == NULL)
+		return 0;
+	x = strtoull(v, &end, 10);
+	return end == v || *end != '\0' || x > (1u << 20) ? 0 : (size_t)x;
+}
+
 void
 xy_read(struct xyset *dt, FILE *fp, const char *label, int need_y)
 {
@@ -39,6 +53,8 @@ xy_read(struct xyset *dt, FILE *fp, const char *label, int need_y)
 		    label, (unsigned long long)X->dims[1], NN_MAX_WIDTH);
 	dt->n = (size_t)X->dims[0];
 	dt->d = (size_t)X->dims[1];
+	dt->img_h = meta_dim(&X->meta, "image.height");
+	dt->img_w = meta_dim(&X->meta, "image.width");
 	if (X->dtype == TS_F32) {
 		dt->X = X->data;
 		X->data = NULL;

@@ -29,6 +29,8 @@ struct xyset {
 	uint64_t digest;
 	struct label_set lset;		/* y's label set */
 	char *label_names;		/* lset.names (owned), or NULL */
+	size_t img_h, img_w;		/* X's image.height and image.width
+					 * (tensor metadata), or 0 */
 };
 
 /* Read the stream fp (opened by the caller, who closes it) into s; exit

@@ -28,7 +28,8 @@ enum {
 	OPT_KD_TEMP, OPT_LR, OPT_NORMALIZE, OPT_SCHEDULE, OPT_MODE, OPT_MOMENTUM,
 	OPT_NESTEROV, OPT_NODP, OPT_OPTIMIZER, OPT_PATIENCE, OPT_PROTECT,
 	OPT_PUBLIC_RECORDS, OPT_SIGMA, OPT_SOURCE_FEATURES, OPT_TARGET,
-	OPT_TARGET_PUBLIC_RECORDS, OPT_UNSAFE, OPT_UNSAFE_HALF, OPT_VAL, OPT_VAL_PUBLIC, OPT_WD
+	OPT_TARGET_PUBLIC_RECORDS, OPT_UNSAFE, OPT_UNSAFE_HALF, OPT_VAL, OPT_VAL_PUBLIC, OPT_WD,
+	OPT_ARCH, OPT_INPUT_SHAPE, OPT_ACTIVATION
 };
 
 struct opts {
@@ -48,7 +49,22 @@ struct opts {
 	size_t feature_layer;		/* gmm-uda: 0 = the last hidden */
 	size_t classes, freeze, nhidden, ndh;
 	size_t hidden[NN_MAX_LAYERS], dh[NN_MAX_LAYERS];
+	const char *arch;		/* --arch as given */
+	struct nn_spec spec[NN_MAX_LAYERS];	/* its layers */
+	size_t nspec;
+	size_t shape[3];		/* --input-shape, or 0 */
+	int act;			/* --activation (enum nn_act) */
+	int has_act;
 };
+
+/* --arch, --input-shape, --activation: their combinations with the other
+ * options (usage errors). */
+void arch_check(const struct opts *o);
+/* The input shape of the --arch model for the rows of tr: --input-shape,
+ * else X's image.height x image.width x 1 when the rows are those
+ * pixels.  Exit otherwise. */
+void arch_shape(const struct opts *o, const struct xyset *tr,
+    size_t *shape);
 
 /* --mode's names, by enum dpsgd_adapt, then "ncm". */
 extern const char *const modes[];

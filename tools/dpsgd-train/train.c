@@ -129,6 +129,7 @@ run_train(struct opts *o, int argc, char **argv, double t_start)
 	struct dpsgd_summary sm;
 	struct dpsgd_meta mi;
 	struct dpsgd_setup su;
+	size_t shape[3] = { 0, 0, 0 };	/* --arch: the input images */
 	struct xyset *sdt[2];
 	const struct xyset *vap = NULL;
 	const char *dataset[2];
@@ -212,13 +213,21 @@ run_train(struct opts *o, int argc, char **argv, double t_start)
 	}
 	if (ifp != NULL)
 		mcli_read_model_fp(ifp, ilabel, &m, &initmeta, &idigest);
+	if (o->arch != NULL)
+		arch_shape(o, &tr, shape);
+	if (ifp != NULL && m.cnn && (o->p.adapt != DPSGD_CLASSIFY ||
+	    o->norm_sigma > 0))
+		cli_usage_error("%s: a convolutional model trains with --mode "
+		    "classify only, without --normalize", ilabel);
 	su = (struct dpsgd_setup){ .init = ifp != NULL, .dp = src_dp,
 	    .classes = o->classes, .hidden = o->hidden, .nhidden = o->nhidden,
 	    .freeze = o->freeze, .feature_layer = o->feature_layer, .dh = o->dh,
 	    .ndh = o->ndh, .lset = &tr.lset, .y = tr.y, .n = tr.n, .d = tr.d,
 	    .src_d = sfp != NULL ? sf.d : 0, .mode = modes[o->p.adapt],
 	    .label = label, .ilabel = ilabel, .slabel = slabel,
-	    .iarch = ts_meta_get(&initmeta, "model.arch") };
+	    .iarch = ts_meta_get(&initmeta, "model.arch"),
+	    .arch = o->arch != NULL ? o->spec : NULL, .narch = o->nspec,
+	    .shape = { shape[0], shape[1], shape[2] }, .act = o->act };
 	if ((rc = dpsgd_setup_model(&m, o->dann ? &dnets : &gnets, &o->p, &su,
 	    &K, &np, serr, sizeof serr)) != 0)
 		setup_die(rc, serr);

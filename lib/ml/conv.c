@@ -1,0 +1,302 @@
+/* conv.c: convolution and pooling on channel-last images (see conv.h). */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "conv.h"
+
+int
+conv_geom_init(struct conv_geom *g, size_t h, size_t w, size_t c, size_t k,
+    size_t s, size_t p, size_t co, int pool)
+{
+	memset(g, 0, sizeof *g);
+	if (pool) {
+		s = s ? s : k;
+		p = 0;
+		co = c;
+	}
+	if (h == 0 || w == 0 || c == 0 || k == 0 || s == 0 || co == 0 ||
+	    h > CONV_MAX_DIM || w > CONV_MAX_DIM || c > CONV_MAX_DIM ||
+	    k > CONV_MAX_DIM || s > CONV_MAX_DIM || co > CONV_MAX_DIM ||
+	    p >= k || h + 2 * p < k || w + 2 * p < k)
+		return -1;
+	g->h = h;
+	g->w = w;
+	g->c = c;
+	g->k = k;
+	g->s = s;
+	g->p = p;
+	g->co = co;
+	g->ho = (h + 2 * p - k) / s + 1;
+	g->wo = (w + 2 * p - k) / s + 1;
+	return 0;
+}
+
+size_t
+conv_positions(const struct conv_geom *g)
+{
+	return g->ho * g->wo;
+}
+
+size_t
+conv_kd(const struct conv_geom *g)
+{
+	return g->k * g->k * g->c;
+}
+
+/* Copy (fold 0) or add back (fold 1) one example's patches.  A kernel
+ * row that lies wholly inside the image is k c contiguous values of both
+ * x and the patch, so it moves in one piece. */
+static void
+unfold(const struct conv_geom *g, float *x, float *col, int fold)
+{
+	size_t c = g->c, k = g->k, kd = conv_kd(g), run = k * c;
+
+	for (size_t ty = 0; ty < g->ho; ty++)
+		for (size_t tx = 0; tx < g->wo; tx++) {
+			float *row = col + (ty * g->wo + tx) * kd;
+			size_t x0 = tx * g->s;	/* + p: the padded column */
+			int inside = x0 >= g->p && x0 - g->p + k <= g->w;
+
+			for (size_t ky = 0; ky < k; ky++) {
+				/* y = ty s - p + ky, as a signed value */
+				size_t y = ty * g->s + ky;
+				float *dst = row + ky * run, *src;
+
+				if (y < g->p || y - g->p >= g->h) {
+					if (!fold)
+						memset(dst, 0, run *
+						    sizeof *dst);
+					continue;
+				}
+				y -= g->p;
+				if (inside) {
+					src = x + (y * g->w + x0 - g->p) * c;
+					if (!fold)
+						memcpy(dst, src, run *
+						    sizeof *dst);
+					else
+						for (size_t j = 0; j < run; j++)
+							src[j] += dst[j];
+					continue;
+				}
+				for (size_t kx = 0; kx < k; kx++) {
+					size_t xx = x0 + kx;
+					float *d = dst + kx * c;
+
+					if (xx < g->p || xx - g->p >= g->w) {
+						if (!fold)
+							for (size_t j = 0; j < c;
+							    j++)
+								d[j] = 0.0f;
+						continue;
+					}
+					src = x + (y * g->w + xx - g->p) * c;
+					for (size_t j = 0; j < c; j++) {
+						if (!fold)
+							d[j] = src[j];
+						else
+							src[j] += d[j];
+					}
+				}
+			}
+		}
+}
+
+void
+conv_im2col(const struct conv_geom *g, const float *x, size_t n,
+    float *col)
+{
+	size_t in = g->h * g->w * g->c, out = conv_positions(g) * conv_kd(g);
+
+	/* unfold reads x only when fold is 0. */
+	for (size_t i = 0; i < n; i++)
+		unfold(g, (float *)(x + i * in), col + i * out, 0);
+}
+
+void
+conv_col2im(const struct conv_geom *g, const float *col, size_t n, float *x)
+{
+	size_t in = g->h * g->w * g->c, out = conv_positions(g) * conv_kd(g);
+
+	memset(x, 0, n * in * sizeof *x);
+	for (size_t i = 0; i < n; i++)
+		unfold(g, x + i * in, (float *)(col + i * out), 1);
+}
+
+void
+conv_pool_fwd(const struct conv_geom *g, int max, const float *x, size_t n,
+    float *y, uint32_t *arg)
+{
+	size_t c = g->c, in = g->h * g->w * c, out = g->ho * g->wo * c;
+	float inv = 1.0f / (float)(g->k * g->k);
+
+	for (size_t i = 0; i < n; i++) {
+		const float *xi = x + i * in;
+		float *yi = y + i * out;
+
+		for (size_t ty = 0; ty < g->ho; ty++)
+			for (size_t tx = 0; tx < g->wo; tx++) {
+				float *o = yi + (ty * g->wo + tx) * c;
+				uint32_t *a = max ? arg + i * out + (ty * g->wo +
+				    tx) * c : NULL;
+				size_t q0 = (ty * g->s * g->w + tx * g->s) * c;
+
+				/* The window's first element, then the rest,
+				 * a row of c channels at a time. */
+				for (size_t j = 0; j < c; j++) {
+					o[j] = xi[q0 + j];
+					if (max)
+						a[j] = (uint32_t)(q0 + j);
+				}
+				for (size_t ky = 0; ky < g->k; ky++)
+					for (size_t kx = 0; kx < g->k; kx++) {
+						size_t q = ((ty * g->s + ky) *
+						    g->w + tx * g->s + kx) * c;
+
+						if (ky + kx == 0)
+							continue;
+						if (!max) {
+							for (size_t j = 0; j < c;
+							    j++)
+								o[j] += xi[q + j];
+							continue;
+						}
+						/* Branchless: vectorised. */
+						for (size_t j = 0; j < c; j++) {
+							float v = xi[q + j];
+							int gt = v > o[j];
+
+							o[j] = gt ? v : o[j];
+							a[j] = gt ? (uint32_t)(q +
+							    j) : a[j];
+						}
+					}
+				if (!max)
+					for (size_t j = 0; j < c; j++)
+						o[j] *= inv;
+			}
+	}
+}
+
+void
+conv_pool_bwd(const struct conv_geom *g, int max, const uint32_t *arg,
+    const float *gy, size_t n, float *gx)
+{
+	size_t c = g->c, in = g->h * g->w * c, out = g->ho * g->wo * c;
+	float inv = 1.0f / (float)(g->k * g->k);
+
+	memset(gx, 0, n * in * sizeof *gx);
+	for (size_t i = 0; i < n; i++) {
+		const float *gi = gy + i * out;
+		float *xo = gx + i * in;
+
+		if (max) {
+			const uint32_t *a = arg + i * out;
+
+			for (size_t o = 0; o < out; o++)
+				xo[a[o]] += gi[o];
+			continue;
+		}
+		for (size_t ty = 0; ty < g->ho; ty++)
+			for (size_t tx = 0; tx < g->wo; tx++)
+				for (size_t ky = 0; ky < g->k; ky++)
+					for (size_t kx = 0; kx < g->k; kx++) {
+						float *d = xo + ((ty * g->s +
+						    ky) * g->w + tx * g->s +
+						    kx) * c;
+						const float *s = gi + (ty *
+						    g->wo + tx) * c;
+
+						for (size_t j = 0; j < c; j++)
+							d[j] += s[j] * inv;
+					}
+	}
+}
+
+/* Group normalisation: the n examples' groups of hw c/G values. */
+void
+conv_gn_fwd(const struct conv_geom *g, const float *x, size_t n,
+    const float *gamma, const float *beta, float *y, float *xhat,
+    float *rstd)
+{
+	size_t c = g->c, G = g->k, cg = c / G, hw = g->h * g->w, in = hw * c;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t q = 0; q < G; q++) {
+			const float *xi = x + i * in + q * cg;
+			float *xh = xhat + i * in + q * cg;
+			float *yi = y + i * in + q * cg;
+			double s = 0, s2 = 0, m, r;
+			double cnt = (double)(hw * cg);
+
+			for (size_t p = 0; p < hw; p++)
+				for (size_t j = 0; j < cg; j++)
+					s += xi[p * c + j];
+			m = s / cnt;
+			for (size_t p = 0; p < hw; p++)
+				for (size_t j = 0; j < cg; j++) {
+					double d = xi[p * c + j] - m;
+
+					s2 += d * d;
+				}
+			r = 1 / sqrt(s2 / cnt + CONV_GN_EPS);
+			rstd[i * G + q] = (float)r;
+			for (size_t p = 0; p < hw; p++)
+				for (size_t j = 0; j < cg; j++) {
+					float v = (float)((xi[p * c + j] - m) * r);
+
+					xh[p * c + j] = v;
+					yi[p * c + j] = gamma[q * cg + j] * v +
+					    beta[q * cg + j];
+				}
+		}
+}
+
+void
+conv_gn_bwd(const struct conv_geom *g, const float *xhat, const float *rstd,
+    const float *gamma, const float *gy, size_t n, float *gx)
+{
+	size_t c = g->c, G = g->k, cg = c / G, hw = g->h * g->w, in = hw * c;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t q = 0; q < G; q++) {
+			size_t o = i * in + q * cg;
+			double m1 = 0, m2 = 0, cnt = (double)(hw * cg);
+			double r = rstd[i * G + q];
+
+			for (size_t p = 0; p < hw; p++)
+				for (size_t j = 0; j < cg; j++) {
+					double d = (double)gy[o + p * c + j] *
+					    gamma[q * cg + j];
+
+					m1 += d;
+					m2 += d * xhat[o + p * c + j];
+				}
+			m1 /= cnt;
+			m2 /= cnt;
+			for (size_t p = 0; p < hw; p++)
+				for (size_t j = 0; j < cg; j++) {
+					size_t k = o + p * c + j;
+					double d = (double)gy[k] * gamma[q * cg + j];
+
+					gx[k] = (float)(r * (d - m1 - xhat[k] *
+					    m2));
+				}
+		}
+}
+
+void
+conv_gn_pgrad(const struct conv_geom *g, const float *xhat, const float *gy,
+    double *dgamma, double *dbeta)
+{
+	size_t c = g->c, hw = g->h * g->w;
+
+	for (size_t j = 0; j < c; j++)
+		dgamma[j] = dbeta[j] = 0;
+	for (size_t p = 0; p < hw; p++)
+		for (size_t j = 0; j < c; j++) {
+			dgamma[j] += (double)gy[p * c + j] * xhat[p * c + j];
+			dbeta[j] += gy[p * c + j];
+		}
+}

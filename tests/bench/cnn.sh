@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# cnn.sh SCRATCHDIR: DP-SGD throughput of a small CNN (Tramer and Boneh
+# 2021's Fashion-MNIST network: c16k8s2p3, max-pool 2 stride 1, c32k4s2,
+# max-pool 2 stride 1, d32, tanh) at batch 256, one BLAS thread, next to
+# privada's own training of the same CNN without privacy in the same run
+# (run by tests/bench/run).  Examples/s is the tool's own count over its
+# training loop (-v).  Convolution 1 (T 196) takes direct norms and
+# materialised per-example gradients, convolution 2 (T 25) ghost norms
+# and the DGEMM clipped sum (lib/ml/nn.c).  ../shared/reference/peers.md has no Opacus figure
+# for a CNN (and torch is not installed here), so there is no Opacus
+# ratio.  The SGEMM peak (1 thread, OpenBLAS Haswell kernels as the
+# environment sets them) is peers.md's 154 GFLOP/s; a CNN example costs
+# about 2.1 MFLOP of GEMM forward and backward (conv1 196 x 64 x 16 twice,
+# conv2 25 x 256 x 32 three times, dense layers), so the fraction reached
+# is examples/s x 2.1e6 / 154e9.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+W=${1:?usage: cnn.sh SCRATCHDIR}
+B=build/bin
+F=/usr/share/datasets/fashion-mnist
+export LC_ALL=C OPENBLAS_NUM_THREADS=1
+ARCH="--arch c16k8s2p3,m2s1,c32k4s2,m2s1,d32 --activation tanh"
+
+$B/featurize -q --format idx --dataset fmnist --labels "$F/train-labels-idx1-ubyte.gz" \
+	"$F/train-images-idx3-ubyte.gz" > "$W/fm-train.tns"
+
+# rate ARGS...: examples/s of the last epoch line of dpsgd-train -v
+rate() {
+	$B/dpsgd-train -v --batch 256 --lr 0.05 --classes 10 $ARCH -o "$W/bench-model.tns" \
+		"$@" "$W/fm-train.tns" 2>&1 >/dev/null |
+		awk '/examples\/s/ { r = $(NF - 1) } END { print r + 0 }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+peak() { awk -v r="$1" 'BEGIN { printf "%.1f%%", r * 2.1e6 / 154e9 * 100 }'; }
+
+echo "== dpsgd-train CNN throughput, Fashion-MNIST 28x28x1, batch 256, 1 BLAS thread (examples/s)"
+plain=$(rate --no-dp --epochs 1)
+dp=$(rate --sigma 1 --clip 1 --public-records 60000 --epochs 1)
+printf '%-34s %12s %10s %10s %12s\n' model non-private DP-SGD DP/non-DP "SGEMM peak"
+printf '%-34s %12.0f %10.0f %10s %12s\n' "CNN c16k8s2p3,m2s1,c32k4s2,m2s1,d32" \
+	"$plain" "$dp" "$(ratio "$dp" "$plain")" "$(peak "$plain") / $(peak "$dp")"
+echo "(aim: DP-SGD within 1.3x of non-private, i.e. DP/non-DP >= 0.77; no Opacus CNN figure)"
+rm -f "$W/fm-train.tns" "$W/bench-model.tns"

@@ -1,0 +1,484 @@
+/*
+ * Unit tests of the image layers (lib/ml/conv.c and their use in
+ * lib/ml/nn.c): forward and backward of convolution, average and max
+ * pooling, tanh and ReLU against central finite differences of a
+ * double-precision forward pass written here from the definitions in
+ * conv.h (direct loops, no im2col); per-example gradient norms (direct
+ * and ghost) against the materialised per-example gradients; the clipped
+ * sum against the sum of the per-example contributions; the sensitivity
+ * of the clipped sum; the clip plan with convolutions.
+ *
+ * Tolerances as in test_nn.c: f64 central differences with h = 1e-5
+ * are accurate to about 1e-9, the f32 backward pass to about 1e-6
+ * relative, so 1e-4 (1 + |fd|) separates rounding from a wrong formula.
+ * Examples within 1e-4 of a ReLU kink or of a tie in a max-pool window
+ * are skipped.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv.h"
+#include "nn.h"
+#include "rng.h"
+#include "tap.h"
+
+#define NB 16
+#define H0 6
+#define W0 6
+#define C0 2
+#define D0 (H0 * W0 * C0)
+#define K 3
+
+static struct rng *
+seeded(const char *item)
+{
+	struct rng *r;
+
+	if (rng_new_seeded(&r, 20261125, item) != 0)
+		abort();
+	return r;
+}
+
+static double
+unif(struct rng *r, double a)
+{
+	return (2 * ldexp((double)(rng_u64(r) >> 11), -53) - 1) * a;
+}
+
+/* conv c4 k3 s1 p1 (T 36, kd 18: direct), group norm of 2 groups (it
+ * takes the conv's activation), max 2 stride 1 (overlapping windows), conv
+ * c8 k3 s2 (T 4, kd 36, co 8: ghost), avg 2, dense 5, dense 3. */
+static const struct nn_spec spec[] = {
+	{ NN_CONV, 4, 3, 1, 1 },
+	{ NN_GROUPNORM, 2, 0, 0, 0 },
+	{ NN_MAXPOOL, 0, 2, 1, 0 },
+	{ NN_CONV, 8, 3, 2, 0 },
+	{ NN_AVGPOOL, 0, 2, 0, 0 },
+	{ NN_DENSE, 5, 0, 0, 0 },
+	{ NN_DENSE, K, 0, 0, 0 },
+};
+#define NL (sizeof spec / sizeof spec[0])
+
+/* ---- an independent f64 forward pass ---- */
+
+static double
+act(int a, double z, double *kink)
+{
+	if (a == NN_ACT_RELU) {
+		if (fabs(z) < *kink)
+			*kink = fabs(z);
+		return z > 0 ? z : 0;
+	}
+	return a == NN_ACT_TANH ? tanh(z) : z;
+}
+
+/* The loss of example x (D0 values) with label y; *kink receives the
+ * smallest distance to a ReLU kink or a max-pool tie. */
+static double
+ref_loss(const struct nn_net *net, const double *p, const double *x, int y,
+    double *kink)
+{
+	double a[512], z[512], m, s;
+	size_t h = H0, w = W0, c = C0;
+
+	*kink = INFINITY;
+	memcpy(a, x, D0 * sizeof *a);
+	for (size_t l = 0; l < net->nlayers; l++) {
+		const struct nn_layer *L = &net->layer[l];
+		const struct conv_geom *g = &L->g;
+		const double *W = p + L->off;
+
+		if (L->kind == NN_CONV) {
+			size_t kd = g->k * g->k * g->c;
+
+			for (size_t ty = 0; ty < g->ho; ty++)
+			for (size_t tx = 0; tx < g->wo; tx++)
+			for (size_t o = 0; o < g->co; o++) {
+				double v = W[kd * g->co + o];
+
+				for (size_t ky = 0; ky < g->k; ky++)
+				for (size_t kx = 0; kx < g->k; kx++)
+				for (size_t ci = 0; ci < g->c; ci++) {
+					long yy = (long)(ty * g->s + ky) -
+					    (long)g->p;
+					long xx = (long)(tx * g->s + kx) -
+					    (long)g->p;
+
+					if (yy < 0 || xx < 0 || yy >= (long)h ||
+					    xx >= (long)w)
+						continue;
+					v += a[((size_t)yy * w + (size_t)xx) *
+					    c + ci] * W[((ky * g->k + kx) *
+					    g->c + ci) * g->co + o];
+				}
+				z[(ty * g->wo + tx) * g->co + o] = v;
+			}
+		} else if (L->kind == NN_GROUPNORM) {
+			size_t cg = c / g->k;
+
+			for (size_t q = 0; q < g->k; q++) {
+				double mu = 0, var = 0, cnt = (double)(h * w *
+				    cg);
+
+				for (size_t pp = 0; pp < h * w; pp++)
+					for (size_t j = 0; j < cg; j++)
+						mu += a[pp * c + q * cg + j];
+				mu /= cnt;
+				for (size_t pp = 0; pp < h * w; pp++)
+					for (size_t j = 0; j < cg; j++) {
+						double d = a[pp * c + q * cg +
+						    j] - mu;
+
+						var += d * d;
+					}
+				var /= cnt;
+				for (size_t pp = 0; pp < h * w; pp++)
+					for (size_t j = 0; j < cg; j++) {
+						size_t k = pp * c + q * cg + j;
+
+						z[k] = W[q * cg + j] * (a[k] -
+						    mu) / sqrt(var + 1e-5) +
+						    W[c + q * cg + j];
+					}
+			}
+		} else if (L->kind != NN_DENSE) {
+			for (size_t ty = 0; ty < g->ho; ty++)
+			for (size_t tx = 0; tx < g->wo; tx++)
+			for (size_t ci = 0; ci < c; ci++) {
+				double best = -INFINITY, second = -INFINITY;
+				double sum = 0;
+
+				for (size_t ky = 0; ky < g->k; ky++)
+				for (size_t kx = 0; kx < g->k; kx++) {
+					double v = a[((ty * g->s + ky) * w +
+					    tx * g->s + kx) * c + ci];
+
+					sum += v;
+					if (v > best) {
+						second = best;
+						best = v;
+					} else if (v > second) {
+						second = v;
+					}
+				}
+				/* A tie of ReLU zeros is harmless: every unit
+				 * in it has derivative 0. */
+				if (L->kind == NN_MAXPOOL && best - second <
+				    *kink && best != 0)
+					*kink = best - second;
+				z[(ty * g->wo + tx) * c + ci] = L->kind ==
+				    NN_MAXPOOL ? best : sum / (double)(g->k *
+				    g->k);
+			}
+		} else {
+			for (size_t k = 0; k < L->out; k++) {
+				double v = W[L->in * L->out + k];
+
+				for (size_t j = 0; j < L->in; j++)
+					v += a[j] * W[j * L->out + k];
+				z[k] = v;
+			}
+		}
+		for (size_t k = 0; k < L->out; k++)
+			a[k] = act(L->act, z[k], kink);
+		if (L->kind != NN_DENSE) {
+			h = g->ho;
+			w = g->wo;
+			c = g->co;
+		}
+	}
+	m = a[0];
+	for (size_t k = 1; k < K; k++)
+		if (a[k] > m)
+			m = a[k];
+	s = 0;
+	for (size_t k = 0; k < K; k++)
+		s += exp(a[k] - m);
+	return m + log(s) - a[y];
+}
+
+static double
+l2(const double *x, size_t n)
+{
+	double s = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s += x[i] * x[i];
+	return sqrt(s);
+}
+
+static void
+build(struct nn_net *net, int a, size_t *np)
+{
+	if (nn_net_init_spec(net, H0, W0, C0, spec, NL, a, NN_ACT_IDENTITY, 0,
+	    np) != 0)
+		abort();
+}
+
+static void
+test_geometry(void)
+{
+	struct conv_geom g;
+	struct nn_net net;
+	size_t np;
+	static const struct nn_spec bad1[] = { { NN_CONV, 4, 7, 1, 0 },
+		{ NN_DENSE, 2, 0, 0, 0 } };
+	static const struct nn_spec bad2[] = { { NN_DENSE, 4, 0, 0, 0 },
+		{ NN_CONV, 4, 1, 1, 0 }, { NN_DENSE, 2, 0, 0, 0 } };
+	static const struct nn_spec bad3[] = { { NN_CONV, 4, 3, 1, 0 } };
+
+	ok(conv_geom_init(&g, 28, 28, 1, 8, 2, 3, 16, 0) == 0 && g.ho == 14 &&
+	    g.wo == 14 && g.co == 16, "28x28x1, k8 s2 p3: 14x14x16");
+	ok(conv_geom_init(&g, 7, 7, 16, 2, 0, 0, 0, 1) == 0 && g.ho == 3 &&
+	    g.s == 2 && g.co == 16, "pool 2 of 7x7x16: 3x3x16 (the last row "
+	    "and column dropped)");
+	ok(conv_geom_init(&g, 5, 5, 1, 3, 1, 3, 4, 0) != 0 &&
+	    conv_geom_init(&g, 5, 5, 1, 3, 0, 0, 4, 0) != 0 &&
+	    conv_geom_init(&g, 0, 5, 1, 3, 1, 0, 4, 0) != 0,
+	    "padding >= k, stride 0 and empty images are refused");
+	ok(nn_net_init_spec(&net, H0, W0, C0, bad1, 2, NN_ACT_RELU, 0, 0,
+	    &np) != 0 && nn_net_init_spec(&net, H0, W0, C0, bad2, 3,
+	    NN_ACT_RELU, 0, 0, &np) != 0 && nn_net_init_spec(&net, H0, W0, C0,
+	    bad3, 1, NN_ACT_RELU, 0, 0, &np) != 0, "a kernel larger than the "
+	    "image, an image layer after a dense one, and no dense last layer "
+	    "are refused");
+	build(&net, NN_ACT_RELU, &np);
+	ok(np == 9 * 2 * 4 + 4 + 2 * 4 + 36 * 8 + 8 + 8 * 5 + 5 + 5 * 3 + 3 &&
+	    net.layer[1].out == 144 && net.layer[2].out == 100 &&
+	    net.layer[3].out == 32 && net.layer[4].out == 8 &&
+	    nn_net_tmax(&net) == 4 && net.layer[0].act == NN_ACT_IDENTITY &&
+	    net.layer[1].act == NN_ACT_RELU, "the test net has %zu "
+	    "parameters, group norm 6x6x4 (with the conv's activation), "
+	    "max-pool 5x5x4, conv 2x2x8, avg-pool 1x1x8, the ghost layer has "
+	    "T = 4", np);
+}
+
+/* Gradients (per example, through nn_clip_contrib with weight 1) and
+ * input gradients against finite differences; norms against the
+ * materialised per-example gradients; the clipped sum against their sum. */
+static void
+test_grad(int a, const char *what)
+{
+	struct nn_net net;
+	struct nn_ws ws;
+	struct nn_clip cp;
+	struct rng *r = seeded(what);
+	size_t np, skipped = 0, checked = 0;
+	float *param, x[NB * D0], xc[NB * D0], g[NB * K], gin[NB * D0];
+	int32_t y[NB];
+	double *p, *c, *tot, *sum, sq[NB] = { 0 }, wt[NB];
+	double worst = 0, worst_in = 0, nlo = INFINITY, nhi = 0, serr = 0;
+
+	build(&net, a, &np);
+	param = calloc(np, sizeof *param);
+	p = calloc(np, sizeof *p);
+	c = calloc(np, sizeof *c);
+	tot = calloc(np, sizeof *tot);
+	sum = calloc(np, sizeof *sum);
+	nn_init_params(&net, param, r, 0);
+	for (size_t i = 0; i < np; i++) {
+		param[i] += (float)unif(r, 0.1);
+		p[i] = param[i];
+	}
+	for (size_t i = 0; i < NB * D0; i++)
+		x[i] = (float)unif(r, 1);
+	for (size_t i = 0; i < NB; i++)
+		y[i] = (int32_t)rng_uniform_below(r, K);
+	memcpy(xc, x, sizeof x);
+	if (nn_ws_init(&ws, &net, NB) != 0)
+		abort();
+	nn_forward(&net, param, &ws, xc, NB);
+	nn_softmax_xent(nn_output(&net, &ws), y, NB, K, g, NULL, NULL);
+	nn_backward(&net, param, &ws, g, gin);
+	nn_sqnorms(&net, &ws, sq);
+	for (size_t i = 0; i < NB; i++) {
+		double xd[D0], kink, n2;
+
+		memset(c, 0, np * sizeof *c);
+		nn_clip_contrib(&net, &ws, i, 1.0, c);
+		n2 = l2(c, np) * l2(c, np);
+		if (sq[i] / n2 < nlo)
+			nlo = sq[i] / n2;
+		if (sq[i] / n2 > nhi)
+			nhi = sq[i] / n2;
+		for (size_t j = 0; j < D0; j++)
+			xd[j] = x[i * D0 + j];
+		(void)ref_loss(&net, p, xd, y[i], &kink);
+		if (kink < 1e-4) {
+			skipped++;
+			continue;
+		}
+		checked++;
+		for (size_t j = 0; j < np; j++) {
+			double sv = p[j], lp, lm, fd, kk;
+
+			p[j] = sv + 1e-5;
+			lp = ref_loss(&net, p, xd, y[i], &kk);
+			p[j] = sv - 1e-5;
+			lm = ref_loss(&net, p, xd, y[i], &kk);
+			p[j] = sv;
+			fd = (lp - lm) / 2e-5;
+			if (fabs(fd - c[j]) / (1 + fabs(fd)) > worst)
+				worst = fabs(fd - c[j]) / (1 + fabs(fd));
+		}
+		for (size_t j = 0; j < D0; j++) {
+			double sv = xd[j], lp, lm, fd, kk;
+
+			xd[j] = sv + 1e-5;
+			lp = ref_loss(&net, p, xd, y[i], &kk);
+			xd[j] = sv - 1e-5;
+			lm = ref_loss(&net, p, xd, y[i], &kk);
+			xd[j] = sv;
+			fd = (lp - lm) / 2e-5;
+			if (fabs(fd - gin[i * D0 + j]) / (1 + fabs(fd)) >
+			    worst_in)
+				worst_in = fabs(fd - gin[i * D0 + j]) /
+				    (1 + fabs(fd));
+		}
+	}
+	ok(checked >= 4 && worst < 1e-4, "%s: every parameter's gradient "
+	    "(conv, pools, dense) matches finite differences of an f64 "
+	    "reference (worst %.3g, %zu examples, %zu near a kink skipped)",
+	    what, worst, checked, skipped);
+	ok(checked >= 4 && worst_in < 1e-4, "%s: the input gradient "
+	    "matches finite differences (worst %.3g)", what, worst_in);
+	ok(nlo >= 1 - 1e-9 && nhi < 1 + 1e-3, "%s: the per-example squared "
+	    "norms (direct for conv 1, ghost for conv 2) bound the "
+	    "materialised gradients' from above, tightly (ratio %.9f..%.9f)",
+	    what, nlo, nhi);
+	/* The clipped sum with weights below 1 equals the sum of the
+	 * contributions. */
+	if (nn_clip_plan_conv(&cp, 0.05, NB, 100, NB, nn_net_tmax(&net)) != 0)
+		abort();
+	nn_clip_weights(&cp, sq, NB, wt);
+	memset(tot, 0, np * sizeof *tot);
+	for (size_t i = 0; i < NB; i++) {
+		memset(c, 0, np * sizeof *c);
+		nn_clip_contrib(&net, &ws, i, wt[i], c);
+		ok(l2(c, np) <= 0.05, "%s: example %zu's clipped gradient has "
+		    "norm %.6g <= C", what, i, l2(c, np));
+		for (size_t j = 0; j < np; j++)
+			tot[j] += c[j];
+	}
+	if (nn_clip_sum(&cp, &net, &ws, wt, NB, sum) != 0)
+		abort();
+	for (size_t j = 0; j < np; j++)
+		if (fabs(sum[j] - tot[j]) > serr)
+			serr = fabs(sum[j] - tot[j]);
+	ok(serr < 1e-6, "%s: the clipped sum equals the sum of the clipped "
+	    "per-example gradients (error %.3g)", what, serr);
+	nn_ws_free(&ws);
+	free(param);
+	free(p);
+	free(c);
+	free(tot);
+	free(sum);
+	rng_free(r);
+}
+
+/* The clipped sum of a batch with and without each example moves by at
+ * most C, with outliers; and the unclipped mode can exceed it. */
+static void
+test_sensitivity(void)
+{
+	static const double scale[NB] = { 1, 1e3, 1e6, 1, 1e-20, 30, 1, 1,
+		1, 1, 1, 1, 1, 1, 1, 0.1 };
+	struct nn_net net;
+	struct nn_ws ws;
+	struct nn_clip cp;
+	struct rng *r = seeded("sens");
+	size_t np;
+	float *param, x[NB * D0], xa[NB * D0], g[NB * K];
+	int32_t y[NB], ya[NB];
+	double *s1, *s2, sq[NB], wt[NB], C = 0.5, sens = 0, big = 0;
+
+	build(&net, NN_ACT_RELU, &np);
+	param = calloc(np, sizeof *param);
+	s1 = calloc(np, sizeof *s1);
+	s2 = calloc(np, sizeof *s2);
+	nn_init_params(&net, param, r, 0);
+	for (size_t i = 0; i < NB; i++) {
+		y[i] = (int32_t)rng_uniform_below(r, K);
+		for (size_t j = 0; j < D0; j++)
+			x[i * D0 + j] = (float)(unif(r, 1) * scale[i]);
+	}
+	if (nn_ws_init(&ws, &net, NB) != 0 ||
+	    nn_clip_plan_conv(&cp, C, NB, 100, NB, nn_net_tmax(&net)) != 0)
+		abort();
+	{
+		struct nn_clip dense;
+
+		if (nn_clip_plan(&dense, C, NB, 100, NB) != 0)
+			abort();
+		ok(cp.margin > dense.margin && cp.margin < dense.margin + 1e-6,
+		    "the convolutions add %.3g to the dense plan's margin "
+		    "%.3g for 100 records", cp.margin - dense.margin,
+		    dense.margin);
+	}
+	for (int unclipped = 0; unclipped < 2; unclipped++) {
+		cp.unclipped = unclipped;
+		for (size_t out = 0; out <= NB; out++) {
+			double d = 0;
+
+			for (int pass = 0; pass < 2; pass++) {
+				size_t k = 0;
+				double *s = pass ? s2 : s1;
+
+				for (size_t i = 0; i < NB; i++) {
+					if (pass && i == out)
+						continue;
+					memcpy(xa + k * D0, x + i * D0,
+					    D0 * sizeof *x);
+					ya[k++] = y[i];
+				}
+				memset(s, 0, np * sizeof *s);
+				memset(sq, 0, sizeof sq);
+				nn_forward(&net, param, &ws, xa, k);
+				nn_softmax_xent(nn_output(&net, &ws), ya, k, K,
+				    g, NULL, NULL);
+				nn_backward(&net, param, &ws, g, NULL);
+				nn_sqnorms(&net, &ws, sq);
+				nn_clip_weights(&cp, sq, k, wt);
+				if (nn_clip_sum(&cp, &net, &ws, wt, k, s) != 0)
+					abort();
+			}
+			for (size_t j = 0; j < np; j++)
+				d += (s1[j] - s2[j]) * (s1[j] - s2[j]);
+			if (!unclipped && sqrt(d) > sens)
+				sens = sqrt(d);
+			if (unclipped && sqrt(d) > big)
+				big = sqrt(d);
+		}
+	}
+	ok(sens <= C && sens > 0.5 * C, "removing any one example moves the "
+	    "clipped sum by at most C (largest %.17g)", sens);
+	ok(big > 10 * C, "without clipping an outlier moves it by %.3g: the "
+	    "check above can fail", big);
+	{
+		struct nn_clip dense;
+
+		ok(nn_clip_plan_conv(&cp, 1, 256, 60000, 256, 196) == 0 &&
+		    nn_clip_plan(&dense, 1, 256, 60000, 256) == 0 &&
+		    cp.margin < 0.008 && cp.margin - dense.margin < 1e-3,
+		    "batch 256 of 60000, T 196: margin %.3g (dense %.3g)",
+		    cp.margin, dense.margin);
+	}
+	nn_ws_free(&ws);
+	free(param);
+	free(s1);
+	free(s2);
+	rng_free(r);
+}
+
+int
+main(void)
+{
+	test_geometry();
+	test_grad(NN_ACT_RELU, "relu");
+	test_grad(NN_ACT_TANH, "tanh");
+	test_sensitivity();
+	return tap_done();
+}
