@@ -161,7 +161,7 @@ install: all ## install tools, man pages and bash completion under PREFIX
 # cores); every experiment: make -C pipelines -j2 all.
 RUN_TASK ?= surf/caltech:amazon
 run: deps all ## the main job: PRIMA on one Office-Caltech10 task at epsilon 2
-	$(MAKE) -C pipelines/prima OUT=out/run TASKS=$(RUN_TASK) EPS=2
+	$(MAKE) -C pipelines/prima OUT=out/run TASKS=$(RUN_TASK) EPS=2 SEEDS=1
 
 lint: ## mandoc -Tlint on every man page
 	mandoc -Tlint -W warning man/*.[157]
