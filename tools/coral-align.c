@@ -773,15 +773,9 @@ main(int argc, char **argv)
 	cli_inherit(&meta, &ct.meta, ct.label);
 	check_taint(ts_reader_meta(r), &cs);
 	check_taint(ts_reader_meta(r), &ct);
-	cli_prov(&meta);
 	cli_prov_input(&prov, 2, label, ts_reader_digest(r),
 	    ts_reader_meta(r));
-	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	if ((rc = ts_write_meta(w, &meta)) != 0 ||
-	    (rc = ts_writer_finish(w)) != 0)
-		cli_wdie(w, rc);
-	ts_writer_close(w);
+	cli_out_finish(w, &meta, &prov);
 	ts_reader_close(r);
 	cli_close_in(in);
 	cli_out_commit();

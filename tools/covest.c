@@ -514,13 +514,7 @@ main(int argc, char **argv)
 		cli_meta_set(&meta, "subspace.order", s);
 		free(s);
 	}
-	cli_prov(&meta);
-	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	if ((rc = ts_write_meta(w, &meta)) != 0 ||
-	    (rc = ts_writer_finish(w)) != 0)
-		cli_wdie(w, rc);
-	ts_writer_close(w);
+	cli_out_finish(w, &meta, &prov);
 	if (o.c.verbose) {
 		double gf = (double)n * (double)d * (double)d /
 		    fmax(syrk_secs, 1e-9) / 1e9;

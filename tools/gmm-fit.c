@@ -443,16 +443,7 @@ main(int argc, char **argv)
 		if (gmmio_put_meta(&meta, &gi) != 0)
 			cli_die(EX_OSERR, "out of memory");
 	}
-	cli_prov(&meta);
-	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	{
-		int rc;
-		if ((rc = ts_write_meta(ot.w, &meta)) != 0 ||
-		    (rc = ts_writer_finish(ot.w)) != 0)
-			cli_wdie(ot.w, rc);
-	}
-	ts_writer_close(ot.w);
+	cli_out_finish(ot.w, &meta, &prov);
 	if (o.c.verbose)
 		fprintf(stderr, "%s: %zu rows x %zu features, %zu class%s: "
 		    "%.3f s in all\n", cli_prog(), dt.n, dt.d, dt.nclass,

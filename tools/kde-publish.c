@@ -706,13 +706,7 @@ main(int argc, char **argv)
 	if (acc >= 0 && ts_meta_setf(&meta, "kde.test_accuracy", "%.17g",
 	    acc) != 0)
 		cli_die(EX_OSERR, "out of memory");
-	cli_prov(&meta);
-	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	if ((rc = ts_write_meta(w, &meta)) != 0 ||
-	    (rc = ts_writer_finish(w)) != 0)
-		cli_wdie(w, rc);
-	ts_writer_close(w);
+	cli_out_finish(w, &meta, &prov);
 	cli_out_commit();
 
 	if (!o.c.quiet) {

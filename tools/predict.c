@@ -470,13 +470,7 @@ main(int argc, char **argv)
 		    (unsigned long long)nonfinite);
 	if (rc != 0)
 		cli_die(EX_OSERR, "out of memory");
-	cli_prov(&meta);
-	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	if ((rc = ts_write_meta(w, &meta)) != 0 ||
-	    (rc = ts_writer_finish(w)) != 0)
-		cli_wdie(w, rc);
-	ts_writer_close(w);
+	cli_out_finish(w, &meta, &prov);
 	if (report_only) {
 		if (fclose(ofp) != 0)
 			cli_die(EX_IOERR, "/dev/null: %s", strerror(errno));

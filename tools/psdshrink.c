@@ -438,15 +438,9 @@ main(int argc, char **argv)
 	cli_inherit(&meta, ts_reader_meta(r), label);
 	if (o.target == T_FILE)
 		cli_inherit(&meta, &tg.meta, tg.label);
-	cli_prov(&meta);
 	cli_prov_input(&prov, nin, label, ts_reader_digest(r),
 	    ts_reader_meta(r));
-	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	if ((rc = ts_write_meta(w, &meta)) != 0 ||
-	    (rc = ts_writer_finish(w)) != 0)
-		cli_wdie(w, rc);
-	ts_writer_close(w);
+	cli_out_finish(w, &meta, &prov);
 	ts_reader_close(r);
 	cli_close_in(in);
 	cli_out_commit();

@@ -737,13 +737,7 @@ main(int argc, char **argv)
 	    ts_meta_setf(&meta, "vote.classes", "%zu", v.k) != 0 ||
 	    ts_meta_setf(&meta, "vote.queries", "%zu", v.q) != 0)
 		cli_die(EX_OSERR, "out of memory");
-	cli_prov(&meta);
-	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	if ((rc = ts_write_meta(w, &meta)) != 0 ||
-	    (rc = ts_writer_finish(w)) != 0)
-		cli_wdie(w, rc);
-	ts_writer_close(w);
+	cli_out_finish(w, &meta, &prov);
 	cli_out_commit();
 
 	for (size_t t = 0; parts != NULL && t < npaths; t++)

@@ -698,6 +698,21 @@ cli_inherit(struct ts_meta *dst, const struct ts_meta *src, const char *label)
 }
 
 void
+cli_out_finish(struct ts_writer *w, struct ts_meta *m,
+    const struct ts_meta *prov)
+{
+	int rc;
+
+	cli_prov(m);
+	if (prov != NULL && ts_meta_merge(m, prov, "", NULL) != 0)
+		cli_die(EX_OSERR, "out of memory");
+	if ((rc = ts_write_meta(w, m)) != 0 ||
+	    (rc = ts_writer_finish(w)) != 0)
+		cli_wdie(w, rc);
+	ts_writer_close(w);
+}
+
+void
 cli_prov(struct ts_meta *m)
 {
 	size_t len = 0;

@@ -159,6 +159,11 @@ void cli_inherit_split(struct ts_meta *dst, const struct ts_meta *src,
 /* Set prov.tool, prov.version, prov.args; prov.input.N.name/digest are
  * added by cli_prov_input for each input read. */
 void cli_prov(struct ts_meta *m);
+/* The end of an output stream: m gets this run's provenance (cli_prov)
+ * and the inputs' (prov, from cli_prov_input; NULL: none), is written,
+ * and w is finished and closed.  Exits 71 or 74 on failure. */
+void cli_out_finish(struct ts_writer *w, struct ts_meta *m,
+    const struct ts_meta *prov);
 /* prov.input.N.name = label and, only when src (the input's stream
  * metadata) is not NULL and carries no dp.raw.* mark, prov.input.N.xxh64
  * = digest.  src is NULL for an input that is not a tensor stream (CSV,

@@ -170,13 +170,7 @@ run_ncm(struct opts *o, int argc, char **argv)
 	    ts_meta_set(&meta, "train.adapt", "ncm") != 0 ||
 	    (dp && ts_meta_setf(&meta, "train.clip", "%.17g", np.clip) != 0))
 		cli_die(EX_OSERR, "out of memory");
-	cli_prov(&meta);
-	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	if ((rc = ts_write_meta(w, &meta)) != 0 ||
-	    (rc = ts_writer_finish(w)) != 0)
-		cli_wdie(w, rc);
-	ts_writer_close(w);
+	cli_out_finish(w, &meta, &prov);
 	cli_out_commit();
 	free(stats);
 	free(all);

@@ -415,13 +415,7 @@ run_train(struct opts *o, int argc, char **argv, double t_start)
 	model_arch(&m, arch, sizeof arch);
 	if (dpsgd_put_meta(dp, &meta, &mi) != 0)
 		cli_die(EX_OSERR, "out of memory");
-	cli_prov(&meta);
-	if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
-		cli_die(EX_OSERR, "out of memory");
-	if ((rc = ts_write_meta(w, &meta)) != 0 ||
-	    (rc = ts_writer_finish(w)) != 0)
-		cli_wdie(w, rc);
-	ts_writer_close(w);
+	cli_out_finish(w, &meta, &prov);
 	if (o->c.verbose)
 		fprintf(stderr, "%s: %s trained in %.2f s\n", cli_prog(), arch,
 		    cli_now() - t_start);

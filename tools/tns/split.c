@@ -149,14 +149,8 @@ cmd_split(struct opts *o, int argc, char **argv)
 			    "record in split.raw", label, bad);
 		if (rc != 0)
 			cli_die(EX_OSERR, "out of memory");
-		cli_prov(&meta);
 		cli_prov_input(&prov, 0, label, digest, ts_reader_meta(r));
-		if (ts_meta_merge(&meta, &prov, "", NULL) != 0)
-			cli_die(EX_OSERR, "out of memory");
-		if ((rc = ts_write_meta(w, &meta)) != 0 ||
-		    (rc = ts_writer_finish(w)) != 0)
-			cli_wdie(w, rc);
-		ts_writer_close(w);
+		cli_out_finish(w, &meta, &prov);
 		/* Closed now, to bound the open files; renamed into place
 		 * by cli_out_commit, so parts appear only when all were
 		 * written, and all of them or none. */
