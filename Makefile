@@ -39,7 +39,7 @@ DEB_PKGS := build-essential libcsv-dev libzstd-dev zstd zlib1g-dev \
 	python3-scipy gnuplot-nox libfftw3-dev
 
 PHONY_EXTRA := tests-bin
-.PHONY: $(PHONY_EXTRA) all deps test unit bats asan fuzz fuzz-run bench install run lint clean help identity
+.PHONY: $(PHONY_EXTRA) all deps bench-deps test unit bats asan fuzz fuzz-run bench install run lint clean help identity
 
 all: $(BIN)/$(firstword $(TOOLS)) $(addprefix $(BIN)/,$(TOOLS)) $(B)/completions/privada.bash ## build library, tools, completion
 
@@ -51,8 +51,9 @@ $(B)/completions/privada.bash: completions/gen $(addprefix $(BIN)/,$(TOOLS))
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
 
-deps: ## install missing Debian packages (apt-get; sudo when not root)
-	@missing=$$(for p in $(DEB_PKGS); do \
+# apt_install PKGS: install those of PKGS not installed (apt-get; sudo when not root).
+define apt_install
+	@missing=$$(for p in $(1); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
 	done); \
 	if [ -n "$$missing" ]; then \
@@ -61,6 +62,17 @@ deps: ## install missing Debian packages (apt-get; sudo when not root)
 		$$sudo apt-get update -qq; \
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
 	fi
+endef
+
+deps: ## install missing Debian packages (apt-get; sudo when not root)
+	$(call apt_install,$(DEB_PKGS))
+
+# make bench only: the peers timed beside the tools (tests/bench/cnn.sh runs
+# Opacus on Debian's torch).  make test never needs them.
+BENCH_DEB_PKGS := python3-torch
+
+bench-deps: ## install the Debian packages make bench's peers need (torch)
+	$(call apt_install,$(BENCH_DEB_PKGS))
 
 $(B)/obj/%.o: lib/%.c $(LIB_HDR)
 	@mkdir -p $(@D)
@@ -138,7 +150,7 @@ REF ?=
 identity: all ## seeded outputs equal those of git REF (default: merge-base with main)
 	tests/identity/check $(REF)
 
-bench: all $(HELPERS) $(B)/bench/mkbig ## benchmarks (ratios against baselines run alongside)
+bench: all bench-deps $(HELPERS) $(B)/bench/mkbig ## benchmarks (ratios against baselines run alongside)
 	@tests/bench/run
 
 $(B)/bench/%: tests/bench/%.c $(LIBS) $(LIB_HDR) $(CLI_HDR)

@@ -201,6 +201,45 @@ print("ok")'
 	[ "$output" = ok ]
 }
 
+@test "scattering features: --layout hwc rows train as their features.shape, channel last; chw rows are refused" {
+	"$PY" -c "
+import numpy as np
+x = np.random.default_rng(8).random((24, 64))
+y = np.arange(24) % 3
+np.savetxt('im.csv', np.column_stack([x, y]), delimiter=',', fmt='%.9g')"
+	for l in chw hwc; do
+		featurize --format csv --header no --label 64 --image 8x8 \
+			--scatter 1:4 --layout "$l" --dataset im -o "s$l.tns" im.csv
+	done
+	# 1 + 4 = 5 channels of 4 x 4.
+	run -64 dpsgd-train --no-dp -S 1 --epochs 1 --arch c3k2,d4 schw.tns -o m.tns
+	assert_output --partial 'are 5 channels of 4x4 in channel-major order'
+	assert_output --partial 'featurize --layout hwc'
+	dpsgd-train --no-dp -S 1 --arch c3k2,d4 --epochs 2 --batch 8 --lr 0.1 \
+		shwc.tns -o m.tns 2>/dev/null
+	predict --model m.tns --emit logits shwc.tns -o z.tns
+	run -0 $PY -c '
+from load import load
+from cnnref import forward
+import numpy as np
+T, S, E = load("m.tns")
+assert S["model.arch"] == "cnn:4x4x5:c3k2s1p0,d4,d3", S["model.arch"]
+# The rows are channel last: the channel-major ones, transposed.
+a = load("schw.tns")[0]["X"].reshape(24, 5, 4, 4).transpose(0, 2, 3, 1)
+X = load("shwc.tns")[0]["X"]
+assert np.array_equal(a.reshape(24, -1), X)
+got = load("z.tns")[0]["logits"]
+want = np.array([forward(T, S, x)[0] for x in X])
+err = np.abs(got - want).max() / np.abs(want).max()
+assert err < 1e-5, err
+print("ok")'
+	[ "$output" = ok ]
+	# --input-shape still decides.
+	run -65 dpsgd-train --no-dp -S 1 --epochs 1 --arch c3k2,d4 --input-shape 4x4x4 \
+		shwc.tns -o m.tns
+	assert_output --partial 'has 64'
+}
+
 @test "one clipped step without noise equals the clipped sum of numpy per-example gradients" {
 	# Convolution 1 takes direct norms (T 36, kd 18, co 4), then a group
 	# norm, convolution 4 ghost norms and the DGEMM sum (T 4, kd 16, co 8).

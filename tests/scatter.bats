@@ -185,6 +185,38 @@ w = w / np.linalg.norm(w, axis=1, keepdims=True)
 assert np.abs(n - w).max() < 1e-6, np.abs(n - w).max()"
 }
 
+@test "scatter: --layout hwc writes each row channel last, the chw row transposed, after --group-norm" {
+	random_csv 3 20 24 4
+	for l in chw hwc; do
+		run -0 featurize --format csv --no-label --header no --image 20x24 \
+		    --scatter 2:4 --group-norm 5 --layout "$l" --dtype f64 \
+		    --dataset r -o "$l.tns" img.csv
+		x_npy "$l.tns" "$l.npy"
+	done
+	run -0 featurize --format csv --no-label --header no --image 20x24 \
+	    --scatter 2:4 --group-norm 5 --dtype f64 --dataset r -o def.tns img.csv
+	x_npy def.tns def.npy
+	cmp chw.npy def.npy
+	run -0 tns info hwc.tns
+	assert_line --regexp '^ +features\.shape +25,5,6$'
+	assert_line --regexp '^ +features\.layout +hwc$'
+	run -0 tns info chw.tns
+	refute_line --partial 'features.layout'
+	# 1 + 2 4 + 16 = 25 channels of 5 x 6: row (c, y, x) against (y, x, c).
+	"$PY" -c "
+import numpy as np
+a = np.load('chw.npy').reshape(3, 25, 5, 6)
+b = np.load('hwc.npy').reshape(3, 5, 6, 25)
+assert np.abs(a).max() > 0.1
+assert np.array_equal(a.transpose(0, 2, 3, 1), b)
+assert not np.array_equal(a.reshape(3, -1), b.reshape(3, -1))"
+	run -64 featurize --format csv --no-label --header no --layout hwc \
+	    --dataset r img.csv
+	assert_output --partial '--layout applies to --scatter only'
+	run -64 featurize --format csv --no-label --header no --image 20x24 \
+	    --scatter 2:4 --layout whc --dataset r img.csv
+}
+
 @test "scatter: --resize runs before the transform, on the resized image" {
 	[ -r "$FASHION/t10k-images-idx3-ubyte.gz" ] || skip "dataset-fashion-mnist is not installed"
 	idx_head "$FASHION/t10k-images-idx3-ubyte.gz" 5 fm-idx3-ubyte

@@ -28,7 +28,7 @@ enum {
 	OPT_CLASSES = OPTS_FIRST_TOOL, OPT_CLIP, OPT_CLIP_ROWS, OPT_COLUMNS,
 	OPT_BINARY, OPT_CROP_BBOX, OPT_DROP_UNKNOWN, OPT_DTYPE, OPT_FORMAT,
 	OPT_HASH_DIM, OPT_HEADER, OPT_GROUP_NORM, OPT_IMAGE, OPT_LABEL,
-	OPT_LABEL_MAP, OPT_LABELS, OPT_MISSING, OPT_NO_LABEL, OPT_NORMALIZE,
+	OPT_LAYOUT, OPT_LABEL_MAP, OPT_LABELS, OPT_MISSING, OPT_NO_LABEL, OPT_NORMALIZE,
 	OPT_RESIZE, OPT_SCALE, OPT_SCALE_FROM, OPT_SCATTER, OPT_THREADS,
 	OPT_VOCAB
 };
@@ -48,12 +48,12 @@ usage(int status)
 	    "[--hash-dim n]\n"
 	    "                 [--header when] [--image size] "
 	    "[--label column | --no-label]\n"
-	    "                 [--labels file] [--level level] "
-	    "[--missing policy]\n"
-	    "                 [--normalize kind] [--resize size] "
-	    "[--scale lo:hi | --scale-from file]\n"
-	    "                 [--scatter j[:l]] [--threads n] "
-	    "[--vocab file] [file]\n", fp);
+	    "                 [--labels file] [--layout order] [--level level]\n"
+	    "                 [--missing policy] "
+	    "[--normalize kind] [--resize size]\n"
+	    "                 [--scale lo:hi | --scale-from file] "
+	    "[--scatter j[:l]]\n"
+	    "                 [--threads n] [--vocab file] [file]\n", fp);
 	if (status == 0)
 		fputs("\n"
 		    "  -f, --force            write to a terminal\n"
@@ -91,6 +91,8 @@ usage(int status)
 		    "      --label-map FILE   the PUBLIC label set: line i is "
 		    "class i\n"
 		    "      --labels FILE      idx: the labels file\n"
+		    "      --layout ORDER     --scatter: a row's order, chw "
+		    "(default) or hwc\n"
 		    "      --level N          zstd level of the output (default "
 		    "1)\n"
 		    "      --missing POLICY   bad or missing values: error "
@@ -144,6 +146,7 @@ main(int argc, char **argv)
 	static const char *const missings[] = { "error", "zero", "drop-row",
 	    NULL };
 	static const char *const norms[] = { "l1", "l2", NULL };
+	static const char *const layouts[] = { "chw", "hwc", NULL };
 	static const struct option longopts[] = {
 		{ "binary", no_argument, NULL, OPT_BINARY },
 		{ "classes", required_argument, NULL, OPT_CLASSES },
@@ -164,6 +167,7 @@ main(int argc, char **argv)
 		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "label-map", required_argument, NULL, OPT_LABEL_MAP },
 		{ "labels", required_argument, NULL, OPT_LABELS },
+		{ "layout", required_argument, NULL, OPT_LAYOUT },
 		{ "level", required_argument, NULL, OPTS_LEVEL },
 		{ "missing", required_argument, NULL, OPT_MISSING },
 		{ "no-label", no_argument, NULL, OPT_NO_LABEL },
@@ -245,6 +249,9 @@ main(int argc, char **argv)
 				    "expected HxW with sides in [1, %d]", optarg,
 				    MAX_SIDE);
 			break;
+		case OPT_LAYOUT:
+			o.hwc = 1 + cli_choice("--layout", optarg, layouts);
+			break;
 		case OPT_SCATTER:
 			parse_scatter(&o, optarg);
 			break;
@@ -320,9 +327,12 @@ main(int argc, char **argv)
 		    "(each row an image of H x W columns)");
 	if (o.ih && o.p.format != FEAT_CSV)
 		cli_usage_error("--image applies to csv input only");
-	if (!o.sj && (o.ih || o.groups || o.threads))
+	if (!o.sj && (o.ih || o.groups || o.threads || o.hwc))
 		cli_usage_error("%s applies to --scatter only", o.ih ?
-		    "--image" : o.groups ? "--group-norm" : "--threads");
+		    "--image" : o.groups ? "--group-norm" : o.threads ?
+		    "--threads" : "--layout");
+	if (o.hwc)
+		o.hwc--;
 	if (o.sj && o.threads == 0) {
 		long np = sysconf(_SC_NPROCESSORS_ONLN);
 		o.threads = np < 1 ? 1 : np > SCATTER_MAX_THREADS ?

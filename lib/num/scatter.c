@@ -517,3 +517,11 @@ scatter_group_norm(double *x, size_t c, size_t per, size_t g)
 			v[i] = (v[i] - m) / sd;
 	}
 }
+
+void
+scatter_hwc(const double *x, size_t c, size_t per, double *out)
+{
+	for (size_t ch = 0; ch < c; ch++)
+		for (size_t p = 0; p < per; p++)
+			out[p * c + ch] = x[ch * per + p];
+}

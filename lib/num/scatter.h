@@ -72,4 +72,9 @@ int scatter_run(struct scatter *s, const float *img, size_t n,
  * sqrt(biased variance + SCATTER_GN_EPS).  c must be a multiple of g. */
 void scatter_group_norm(double *x, size_t c, size_t per, size_t g);
 
+/* The channel-major row x (c channels of per positions: value c' per + p)
+ * channel last into out (value p c + c'), as a convolution over the
+ * positions reads it; out and x do not overlap. */
+void scatter_hwc(const double *x, size_t c, size_t per, double *out);
+
 #endif

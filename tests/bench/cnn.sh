@@ -6,9 +6,14 @@
 # (run by tests/bench/run).  Examples/s is the tool's own count over its
 # training loop (-v).  Convolution 1 (T 196) takes direct norms and
 # materialised per-example gradients, convolution 2 (T 25) ghost norms
-# and the DGEMM clipped sum (lib/ml/nn.c).  ../shared/reference/peers.md has no Opacus figure
-# for a CNN (and torch is not installed here), so there is no Opacus
-# ratio.  The SGEMM peak (1 thread, OpenBLAS Haswell kernels as the
+# and the DGEMM clipped sum (lib/ml/nn.c).  The peer, Opacus 1.4.0 on
+# Debian's torch 1.13 (make bench-deps), runs the same network in the same
+# run (tests/bench/opacus_cnn.py, one torch thread): its source is
+# extracted at bench time from a git clone (OPACUS_GIT, tag v1.4.0) into
+# build/peers, with opt_einsum 3.3.0 (Opacus's one requirement Debian 12
+# does not package; OPT_EINSUM_GIT, tag v3.3.0), never vendored.  When
+# torch or either source is missing the peer is skipped with the reason.
+# The SGEMM peak (1 thread, OpenBLAS Haswell kernels as the
 # environment sets them) is peers.md's 154 GFLOP/s; a CNN example costs
 # about 2.1 MFLOP of GEMM forward and backward (conv1 196 x 64 x 16 twice,
 # conv2 25 x 256 x 32 three times, dense layers), so the fraction reached
@@ -39,5 +44,37 @@ dp=$(rate --sigma 1 --clip 1 --public-records 60000 --epochs 1)
 printf '%-34s %12s %10s %10s %12s\n' model non-private DP-SGD DP/non-DP "SGEMM peak"
 printf '%-34s %12.0f %10.0f %10s %12s\n' "CNN c16k8s2p3,m2s1,c32k4s2,m2s1,d32" \
 	"$plain" "$dp" "$(ratio "$dp" "$plain")" "$(peak "$plain") / $(peak "$dp")"
-echo "(aim: DP-SGD within 1.3x of non-private, i.e. DP/non-DP >= 0.77; no Opacus CNN figure)"
+echo "(aim: DP-SGD within 1.3x of non-private, i.e. DP/non-DP >= 0.77)"
 rm -f "$W/fm-train.tns" "$W/bench-model.tns"
+
+# peer SRC TAG DIR: extract tag TAG of the git clone SRC into DIR
+peer() {
+	[ -d "$1" ] || { echo "no git clone at $1"; return 1; }
+	rm -rf "$3" && mkdir -p "$3" &&
+		git --git-dir="$1" archive "$2" | tar -x -C "$3" ||
+		{ echo "cannot extract $2 from $1"; return 1; }
+}
+OPACUS_GIT=${OPACUS_GIT:-/work/.mirror/pytorch+opacus/repo}
+OPT_EINSUM_GIT=${OPT_EINSUM_GIT:-/work/.mirror/dgasmith+opt_einsum/repo}
+P=build/peers
+PY=/usr/bin/python3
+echo "== Opacus 1.4.0 on the same CNN, batch 256, 1 torch thread (examples/s)"
+if ! why=$("$PY" -c 'import torch' 2>&1 | tail -n 1); then
+	echo "skipped: python3 cannot import torch ($why; make bench-deps installs python3-torch)"
+elif ! why=$(peer "$OPACUS_GIT" v1.4.0 "$P/opacus") ||
+	! why=$(peer "$OPT_EINSUM_GIT" v3.3.0 "$P/opt_einsum"); then
+	echo "skipped: $why"
+elif ! out=$(PYTHONPATH="$P/opacus:$P/opt_einsum" "$PY" tests/bench/opacus_cnn.py \
+	"$F/train-images-idx3-ubyte.gz" "$F/train-labels-idx1-ubyte.gz" 256 \
+	"${BENCH_OPACUS_EXAMPLES:-10240}" 2>&1); then
+	echo "skipped: Opacus did not run: $(tail -n 1 <<<"$out")"
+else
+	torch=$(awk '$1 == "torch" { print $2 }' <<<"$out")
+	opacus=$(awk '$1 == "opacus" { print $2 }' <<<"$out")
+	echo "Opacus v1.4.0 extracted by git archive from $OPACUS_GIT," \
+		"opt_einsum v3.3.0 from $OPT_EINSUM_GIT, torch $("$PY" -c 'import torch; print(torch.__version__)') (Debian)"
+	printf '%-34s %12s %10s %10s\n' "" torch/privada DP-SGD "DP/Opacus"
+	printf '%-34s %12.0f %10.0f %10s\n' "Opacus (make_private defaults)" "$torch" "$opacus" -
+	printf '%-34s %12.0f %10.0f %10s\n' "privada dpsgd-train" "$plain" "$dp" "$(ratio "$dp" "$opacus")x"
+	echo "(aim: DP-SGD >= 30x Opacus; Opacus timed over ${BENCH_OPACUS_EXAMPLES:-10240} examples, privada over an epoch)"
+fi

@@ -22,6 +22,28 @@ meta_dim(const struct ts_meta *meta, const char *key)
 	return end == v || *end != '\0' || x > (1u << 20) ? 0 : (size_t)x;
 }
 
+/* features.shape of meta, C,H,W of positive integers (at most 2^20), into
+ * s; zeros when absent or malformed. */
+static void
+meta_shape(const struct ts_meta *meta, size_t *s)
+{
+	const char *v = ts_meta_get(meta, "features.shape");
+	char *end;
+
+	memset(s, 0, 3 * sizeof *s);
+	for (int i = 0; v != NULL && i < 3; i++) {
+		unsigned long long x = strtoull(v, &end, 10);
+
+		if (end == v || x == 0 || x > (1u << 20) ||
+		    *end != (i < 2 ? ',' : '\0')) {
+			memset(s, 0, 3 * sizeof *s);
+			return;
+		}
+		s[i] = (size_t)x;
+		v = end + 1;
+	}
+}
+
 void
 xy_read(struct xyset *dt, FILE *fp, const char *label, int need_y)
 {
@@ -55,6 +77,9 @@ xy_read(struct xyset *dt, FILE *fp, const char *label, int need_y)
 	dt->d = (size_t)X->dims[1];
 	dt->img_h = meta_dim(&X->meta, "image.height");
 	dt->img_w = meta_dim(&X->meta, "image.width");
+	meta_shape(&X->meta, dt->fshape);
+	dt->fhwc = ts_meta_get(&X->meta, "features.layout") != NULL &&
+	    strcmp(ts_meta_get(&X->meta, "features.layout"), "hwc") == 0;
 	if (X->dtype == TS_F32) {
 		dt->X = X->data;
 		X->data = NULL;

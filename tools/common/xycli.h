@@ -31,6 +31,10 @@ struct xyset {
 	char *label_names;		/* lset.names (owned), or NULL */
 	size_t img_h, img_w;		/* X's image.height and image.width
 					 * (tensor metadata), or 0 */
+	size_t fshape[3];		/* X's features.shape C,H,W (featurize
+					 * --scatter), or zeros */
+	int fhwc;			/* features.layout is hwc: a row is
+					 * fshape channel last */
 };
 
 /* Read the stream fp (opened by the caller, who closes it) into s; exit

@@ -46,6 +46,21 @@ arch_shape(const struct opts *o, const struct xyset *tr, size_t *shape)
 		memcpy(shape, o->shape, 3 * sizeof *shape);
 		return;
 	}
+	if (tr->fshape[0] * tr->fshape[1] * tr->fshape[2] == d && d != 0) {
+		/* featurize --scatter: C,H,W, channel last with --layout
+		 * hwc, channel-major (not images as a convolution reads
+		 * them) without. */
+		if (!tr->fhwc)
+			cli_usage_error("--arch: the rows of %s are %zu "
+			    "channels of %zux%zu in channel-major order: "
+			    "write them channel last with featurize --layout "
+			    "hwc", label, tr->fshape[0], tr->fshape[1],
+			    tr->fshape[2]);
+		shape[0] = tr->fshape[1];
+		shape[1] = tr->fshape[2];
+		shape[2] = tr->fshape[0];
+		return;
+	}
 	if (h == 0 || w == 0 || h * w != d)
 		cli_usage_error("--arch: %s does not hold images of "
 		    "image.height x image.width pixels: give --input-shape",

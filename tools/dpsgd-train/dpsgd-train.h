@@ -61,6 +61,8 @@ struct opts {
  * options (usage errors). */
 void arch_check(const struct opts *o);
 /* The input shape of the --arch model for the rows of tr: --input-shape,
+ * else H x W x C of X's features.shape C,H,W when features.layout is hwc
+ * (featurize --scatter --layout hwc; a usage error when channel major),
  * else X's image.height x image.width x 1 when the rows are those
  * pixels.  Exit otherwise. */
 void arch_shape(const struct opts *o, const struct xyset *tr,

@@ -41,6 +41,7 @@ struct opts {
 	int sj, sl;		/* --scatter J:L, or 0 */
 	uint64_t ih, iw;	/* --image HxW, or 0 */
 	size_t groups;		/* --group-norm G, or 0 */
+	int hwc;		/* --layout hwc: rows channel last */
 	int threads;		/* --threads N, or 0: the online cores */
 	unsigned crop_thr;	/* --crop-bbox=T */
 };

@@ -75,6 +75,7 @@ scat_begin(struct out *ou, size_t h, size_t w, const char *what,
 	    scatter_out_h(ou->st), scatter_out_w(ou->st)) != 0 ||
 	    (o->groups ? ts_meta_setf(xm, "features.group_norm", "%zu",
 	    o->groups) : ts_meta_set(xm, "features.group_norm", "none")) ||
+	    (o->hwc && ts_meta_set(xm, "features.layout", "hwc") != 0) ||
 	    (ts_meta_get(xm, "image.height") == NULL &&
 	    (ts_meta_setf(xm, "image.height", "%zu", h) != 0 ||
 	    ts_meta_setf(xm, "image.width", "%zu", w) != 0)))
@@ -112,7 +113,10 @@ scat_flush(struct out *ou)
 		double *f = ou->feat + i * ou->d;
 		if (ou->o->groups)
 			scatter_group_norm(f, c, per, ou->o->groups);
-		memcpy(ou->row, f, ou->d * sizeof *f);
+		if (ou->o->hwc)
+			scatter_hwc(f, c, per, ou->row);
+		else
+			memcpy(ou->row, f, ou->d * sizeof *f);
 		put_row(ou, ou->where[i]);
 	}
 	ou->nb = 0;
