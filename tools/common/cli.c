@@ -600,6 +600,12 @@ cli_pv_exit(int code)
 		return EX_IOERR;
 	case PV_E_OPTION:
 		return EX_USAGE;
+	case PV_E_BUDGET:
+		return CLI_EX_BUDGET;
+	case PV_E_NOBUDGET:
+		return EX_CONFIG;
+	case PV_E_STORE:
+		return EX_IOERR;
 	case PV_E_ZSTD:
 	case PV_E_TRUNCATED:
 	case PV_E_FORMAT:
@@ -697,8 +703,8 @@ cli_inherit(struct ts_meta *dst, const struct ts_meta *src, const char *label)
 	}
 }
 
-void
-cli_prov(struct ts_meta *m)
+char *
+cli_args_text(void)
 {
 	size_t len = 0;
 	char *s, *p;
@@ -724,6 +730,14 @@ cli_prov(struct ts_meta *m)
 		*p++ = '\'';
 	}
 	*p = '\0';
+	return s;
+}
+
+void
+cli_prov(struct ts_meta *m)
+{
+	char *s = cli_args_text();
+
 	if (ts_meta_set(m, "prov.tool", prog) != 0 ||
 	    ts_meta_set(m, "prov.version", PRIVADA_VERSION) != 0 ||
 	    ts_meta_set(m, "prov.args", ts_utf8_valid(s, strlen(s)) ? s :
