@@ -27,7 +27,7 @@ WARN := -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Werror
 CFLAGS ?= -O2 -g
 CPPFLAGS += -D_GNU_SOURCE $(addprefix -Ilib/,$(ROOMS)) -Itools/common
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(XCFLAGS)
-LDLIBS := -lcsv -lzstd -llapacke -lopenblas -lgmp -lfftw3f -lfftw3 -lz -lm -lpthread
+LDLIBS := -lsqlite3 -lcsv -lzstd -llapacke -lopenblas -lgmp -lfftw3f -lfftw3 -lz -lm -lpthread
 
 B := build
 BIN := $(B)/bin
@@ -36,7 +36,7 @@ BIN := $(B)/bin
 DEB_PKGS := build-essential libcsv-dev libzstd-dev zstd zlib1g-dev \
 	libopenblas-dev liblapacke-dev libgmp-dev bats bats-assert bats-support \
 	mandoc clang python3-numpy dataset-fashion-mnist python3-sklearn \
-	python3-scipy gnuplot-nox libfftw3-dev
+	python3-scipy gnuplot-nox libfftw3-dev libsqlite3-dev sqlite3
 
 PHONY_EXTRA := tests-bin
 .PHONY: $(PHONY_EXTRA) all deps bench-deps test unit bats asan fuzz fuzz-run bench install run lint clean help identity

@@ -16,6 +16,8 @@
 #include "opts.h"
 #include "pverr.h"
 #include "rdp.h"
+#include "store.h"
+#include "emit.h"
 #include "tensor.h"
 #include "tstream.h"
 #include "verdict.h"
@@ -109,7 +111,10 @@ usage(int status)
 "       rdp-account ledger [-qv] [--allow-seeded] [--budget eps]\n"
 "           [--conversion improved|classic] --delta d\n"
 "           [--format text|tsv|json] [--public name[,name ...]]\n"
-"           [file ...]\n", fp);
+"           [file ...]\n"
+"       rdp-account store init path\n"
+"       rdp-account store set path --dataset name --epsilon e --delta d\n"
+"       rdp-account store status [--format text|tsv|json] path\n", fp);
 	if (status == 0)
 		fputs(
 "\n"
@@ -128,13 +133,15 @@ usage(int status)
 "\n"
 "options:\n"
 "  -d, --delta d           target delta, 0 < d < 1 (required)\n"
-"  -e, --epsilon e         target epsilon of --solve, > 0\n"
+"  -e, --epsilon e         target epsilon of --solve, > 0; store set: the\n"
+"                          dataset's budget\n"
 "  -h, --help              print this help and exit\n"
 "  -q, --quiet             no warnings\n"
 "  -V, --version           print the version and exit\n"
 "  -v, --verbose           events: print the composed RDP curve too;\n"
 "                          ledger: list each dataset's releases\n"
 "  --allow-seeded          ledger --budget: seeded releases do not fail\n"
+"  --dataset name          store set: the dataset whose budget is set\n"
 "  --analytic              gaussian --solve: exact analytic calibration\n"
 "                          (Balle and Wang 2018) instead of RDP\n"
 "  --budget eps            ledger: exit 1 if a dataset spends more than\n"
@@ -442,6 +449,170 @@ run_ledger(struct opts *o)
 	return status;
 }
 
+/* ---- the budget store ---- */
+
+static __attribute__((noreturn)) void
+store_die(int rc, const char *path, const char *err)
+{
+	cli_die(cli_pv_exit(rc), "%s: %s", path, err);
+}
+
+static void
+status_text(const struct store_status *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		const struct store_dataset *d = &st->d[i];
+		printf("dataset %s: budget epsilon %.6g at delta %.3g, spent "
+		    "%.6g, remaining %.6g, %zu release%s\n", d->name, d->budget,
+		    d->delta, d->spent, d->budget - d->spent, d->nrel,
+		    d->nrel == 1 ? "" : "s");
+		for (size_t j = 0; j < d->nrel; j++) {
+			const struct store_release *r = &d->rel[j];
+			printf("  %s  %s  %s  epsilon %.6g  %s\n", r->id,
+			    r->tool, r->time, r->epsilon, r->args);
+		}
+	}
+}
+
+static void
+status_tsv(const struct store_status *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		const struct store_dataset *d = &st->d[i];
+		printf("dataset\t%s\t%.17g\t%.17g\t%.17g\t%.17g\t%zu\n",
+		    d->name, d->budget, d->delta, d->spent,
+		    d->budget - d->spent, d->nrel);
+		for (size_t j = 0; j < d->nrel; j++) {
+			const struct store_release *r = &d->rel[j];
+			printf("release\t%s\t%s\t", d->name, r->id);
+			emit_tstr(stdout, r->tool);
+			printf("\t%s\t%.17g\t", r->time, r->epsilon);
+			emit_tstr(stdout, r->args);
+			putchar('\n');
+		}
+	}
+}
+
+static void
+status_json(const struct store_status *st)
+{
+	fputs("{\"datasets\":[", stdout);
+	for (size_t i = 0; i < st->n; i++) {
+		const struct store_dataset *d = &st->d[i];
+		int f = 1;
+
+		fputs(i ? ",{" : "{", stdout);
+		emit_jkey(stdout, &f, "dataset");
+		emit_jstr(stdout, d->name);
+		emit_jnum(stdout, &f, "budget", d->budget);
+		emit_jnum(stdout, &f, "delta", d->delta);
+		emit_jnum(stdout, &f, "spent", d->spent);
+		emit_jnum(stdout, &f, "remaining", d->budget - d->spent);
+		emit_jkey(stdout, &f, "releases");
+		putchar('[');
+		for (size_t j = 0; j < d->nrel; j++) {
+			const struct store_release *r = &d->rel[j];
+			int g = 1;
+			fputs(j ? ",{" : "{", stdout);
+			emit_jkey(stdout, &g, "id");
+			emit_jstr(stdout, r->id);
+			emit_jkey(stdout, &g, "tool");
+			emit_jstr(stdout, r->tool);
+			emit_jkey(stdout, &g, "mechanism");
+			emit_jstr(stdout, r->mechanism);
+			emit_jkey(stdout, &g, "time");
+			emit_jstr(stdout, r->time);
+			emit_jnum(stdout, &g, "epsilon", r->epsilon);
+			emit_jkey(stdout, &g, "args");
+			emit_jstr(stdout, r->args);
+			putchar('}');
+		}
+		fputs("]}", stdout);
+	}
+	fputs("]}\n", stdout);
+}
+
+/* rdp-account store init|set|status ... (argv[0] is "store"). */
+static int
+run_store(int argc, char *argv[])
+{
+	static const struct option sopts[] = {
+		OPTS_COMMON_LONG,
+		{ "format", required_argument, NULL, L_FORMAT },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct opts_common c = OPTS_COMMON_INIT;
+	struct store *s;
+	struct store_status st;
+	const char *cmd, *path;
+	char err[512];
+	int ch, format = 0, rc;
+
+	if (argc < 2)
+		cli_usage_error("store needs a command: init, set or status");
+	cmd = argv[1];
+	if (strcmp(cmd, "init") != 0 && strcmp(cmd, "set") != 0 &&
+	    strcmp(cmd, "status") != 0)
+		cli_usage_error("unknown store command '%s' (init, set or "
+		    "status)", cmd);
+	argc--;
+	argv++;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "d:e:hqVv", sopts, NULL)) != -1) {
+		if (opts_common(&c, ch, optarg, usage))
+			continue;
+		if (ch == L_FORMAT)
+			format = cli_choice("--format", optarg, formats);
+		else
+			usage(EX_USAGE);
+	}
+	if (optind + 1 != argc)
+		cli_usage_error("store %s takes one store path", cmd);
+	path = argv[optind];
+	if (strcmp(cmd, "set") != 0 && (c.dataset != NULL || c.has_epsilon ||
+	    c.has_delta))
+		cli_usage_error("--dataset, --epsilon and --delta apply to "
+		    "'store set' only");
+	if (strcmp(cmd, "status") != 0 && format != 0)
+		cli_usage_error("--format applies to 'store status' only");
+	if (strcmp(cmd, "init") == 0) {
+		if ((rc = store_init(path, err, sizeof err)) != 0)
+			cli_die(rc == PV_E_IO ? EX_CANTCREAT : cli_pv_exit(rc),
+			    "%s", err);
+		return 0;
+	}
+	if (strcmp(cmd, "set") == 0 && (c.dataset == NULL || !c.has_epsilon ||
+	    !c.has_delta))
+		cli_usage_error("store set needs --dataset, --epsilon and "
+		    "--delta");
+	if ((rc = store_open(path, strcmp(cmd, "status") == 0, &s, err,
+	    sizeof err)) != 0)
+		cli_die(rc == PV_E_IO ? EX_NOINPUT : cli_pv_exit(rc), "%s",
+		    err);
+	if (strcmp(cmd, "set") == 0) {
+		rc = store_set(s, c.dataset, c.epsilon, c.delta, err,
+		    sizeof err);
+		store_close(s);
+		if (rc != 0)
+			store_die(rc, path, err);
+		return 0;
+	}
+	rc = store_status(s, &st, err, sizeof err);
+	store_close(s);
+	if (rc != 0)
+		store_die(rc, path, err);
+	if (format == 0)
+		status_text(&st);
+	else if (format == 1)
+		status_tsv(&st);
+	else
+		status_json(&st);
+	store_status_free(&st);
+	if (fflush(stdout) != 0 || ferror(stdout))
+		cli_die(EX_IOERR, "stdout: %s", strerror(errno));
+	return 0;
+}
+
 /* ---- main ---- */
 
 /* --public a,b,...: keep the list (repeatable); empty names are refused. */
@@ -508,6 +679,8 @@ main(int argc, char *argv[])
 	int ch;
 
 	cli_init(argv[0], argc, argv);
+	if (argc > 1 && strcmp(argv[1], "store") == 0)
+		return run_store(argc - 1, argv + 1);
 	/* A leading '-' hands operands over in order (as value 1), so that
 	 * options may come before, between and after the events. */
 	while ((ch = getopt_long(argc, argv, "-d:e:hqVv", longopts, NULL)) !=

@@ -25,6 +25,9 @@ pv_strerror(int code)
 		"grid too fine: too many points",
 		"a value learnt from private rows used as public",
 		"options missing or in conflict",
+		"the privacy budget would be exceeded",
+		"no privacy budget for the dataset",
+		"budget store error",
 	};
 
 	if (code > 0 || code < PV_E_MIN)

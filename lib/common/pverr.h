@@ -31,11 +31,17 @@ enum pv_error {
 	PV_E_SIZE = -17,	/* a grid would need too many points */
 	PV_E_PRIVATE = -18,	/* a DP release would use a value learnt from
 				 * private rows as public */
-	PV_E_OPTION = -19	/* the caller's options are missing or in
+	PV_E_OPTION = -19,	/* the caller's options are missing or in
 				 * conflict (a usage error of the tool) */
+	PV_E_BUDGET = -20,	/* a budget store refused a release: it
+				 * would exceed the dataset's budget */
+	PV_E_NOBUDGET = -21,	/* a budget store has no budget for the
+				 * dataset */
+	PV_E_STORE = -22	/* a budget store failed (database error,
+				 * corrupt or read-only file) */
 };
 
-#define PV_E_MIN PV_E_OPTION	/* the most negative code */
+#define PV_E_MIN PV_E_STORE	/* the most negative code */
 
 /* A short message for code (static storage; "unknown error" when code is
  * not in the list). */

@@ -22,7 +22,9 @@ main(void)
 {
 	/* The pinned values (never renumbered). */
 	ok((int)PV_E_RANGE == -1 && (int)PV_E_NOMEM == -2 && (int)PV_E_IO == -3 &&
-	    (int)PV_E_FORMAT == -6 && (int)PV_E_OPTION == -19 && (int)PV_E_MIN == -19,
+	    (int)PV_E_FORMAT == -6 && (int)PV_E_OPTION == -19 && (int)PV_E_BUDGET == -20 &&
+	    (int)PV_E_NOBUDGET == -21 && (int)PV_E_STORE == -22 &&
+	    (int)PV_E_MIN == -22,
 	    "the codes keep their pinned values");
 	/* A distinct message for each code, none "unknown". */
 	for (int c = 0; c >= PV_E_MIN; c--) {

@@ -600,6 +600,12 @@ cli_pv_exit(int code)
 		return EX_IOERR;
 	case PV_E_OPTION:
 		return EX_USAGE;
+	case PV_E_BUDGET:
+		return CLI_EX_BUDGET;
+	case PV_E_NOBUDGET:
+		return EX_CONFIG;
+	case PV_E_STORE:
+		return EX_IOERR;
 	case PV_E_ZSTD:
 	case PV_E_TRUNCATED:
 	case PV_E_FORMAT:
@@ -712,8 +718,8 @@ cli_out_finish(struct ts_writer *w, struct ts_meta *m,
 	ts_writer_close(w);
 }
 
-void
-cli_prov(struct ts_meta *m)
+char *
+cli_args_text(void)
 {
 	size_t len = 0;
 	char *s, *p;
@@ -739,6 +745,14 @@ cli_prov(struct ts_meta *m)
 		*p++ = '\'';
 	}
 	*p = '\0';
+	return s;
+}
+
+void
+cli_prov(struct ts_meta *m)
+{
+	char *s = cli_args_text();
+
 	if (ts_meta_set(m, "prov.tool", prog) != 0 ||
 	    ts_meta_set(m, "prov.version", PRIVADA_VERSION) != 0 ||
 	    ts_meta_set(m, "prov.args", ts_utf8_valid(s, strlen(s)) ? s :

@@ -128,6 +128,9 @@ struct ts_reader *cli_reader(FILE *fp, const char *label);
  * place where PV_E_* codes become sysexits (71 for memory and randomness,
  * 74 I/O, 64 options, 65 bad data, 70 anything that is a bug). */
 int cli_pv_exit(int code);
+/* The exit status of a release the budget store refused (privada(7)):
+ * EX_NOPERM, the data holder's policy does not permit it. */
+#define CLI_EX_BUDGET 77
 /* Exit with cli_pv_exit(code) and msg (pv_strerror(code) when NULL),
  * printed after "prog: ". */
 void cli_pv_die(int code, const char *msg) __attribute__((noreturn));
@@ -164,6 +167,10 @@ void cli_prov(struct ts_meta *m);
  * and w is finished and closed.  Exits 71 or 74 on failure. */
 void cli_out_finish(struct ts_writer *w, struct ts_meta *m,
     const struct ts_meta *prov);
+/* The command line's arguments (after the program), each quoted for a
+ * POSIX shell, as prov.args records them (malloc'd; exit 71 when out of
+ * memory). */
+char *cli_args_text(void);
 /* prov.input.N.name = label and, only when src (the input's stream
  * metadata) is not NULL and carries no dp.raw.* mark, prov.input.N.xxh64
  * = digest.  src is NULL for an input that is not a tensor stream (CSV,

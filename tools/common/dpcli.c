@@ -1,10 +1,12 @@
 /* dpcli.c: the common steps of DP tools (see dpcli.h). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "dpcli.h"
+#include "store.h"
 #include "noise.h"
 
 uint64_t
@@ -150,6 +152,43 @@ dpcli_entry(struct ledger_entry *e, struct rng *rng, const char *dataset,
 	e->epsilon = -1;
 }
 
+static const char *budget_store;
+
+void
+dpcli_budget_store(const char *path)
+{
+	if (path[0] == '\0')
+		cli_usage_error("--budget-store: empty path");
+	budget_store = path;
+}
+
+/* Charge e to the budget store, if any; exit when it refuses. */
+static void
+charge(const struct ledger_entry *e)
+{
+	const char *path = budget_store;
+	char *args;
+	struct store *s;
+	char err[512];
+	double spent;
+	int rc;
+
+	if (path == NULL && ((path = getenv("PRIVADA_BUDGET_STORE")) == NULL ||
+	    path[0] == '\0'))
+		return;
+	args = cli_args_text();
+	if ((rc = store_open(path, 0, &s, err, sizeof err)) != 0)
+		cli_die(cli_pv_exit(rc), "budget store %s: %s: nothing was "
+		    "released", path, err);
+	rc = store_charge(s, e, ts_utf8_valid(args, strlen(args)) ? args :
+	    "(arguments are not UTF-8)", &spent, err, sizeof err);
+	store_close(s);
+	free(args);
+	if (rc != 0)
+		cli_die(cli_pv_exit(rc), "budget store %s: %s: nothing was "
+		    "released", path, err);
+}
+
 void
 dpcli_release(struct ts_meta *out, const struct ledger_entry *e)
 {
@@ -167,6 +206,7 @@ dpcli_release(struct ts_meta *out, const struct ledger_entry *e)
 			    UNKNOWN_HINT);
 		ts_meta_del(out, LEDGER_PROVENANCE_KEY);
 	}
+	charge(e);
 	if (ledger_put(out, e, err, sizeof err) != 0)
 		cli_die(EX_SOFTWARE, "ledger: %s", err);
 	snprintf(key, sizeof key, "dp.raw.%s", e->dataset);

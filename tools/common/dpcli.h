@@ -69,6 +69,11 @@ void dpcli_entry(struct ledger_entry *e, struct rng *rng, const char *dataset,
  * out of memory. */
 void dpcli_param(struct ledger_entry *e, const char *key, double v);
 
+/* --budget-store PATH: charge every release of this run to the budget
+ * store at path (lib/dp/store.h).  Without it, the environment variable
+ * PRIVADA_BUDGET_STORE (when set and not empty) names the store. */
+void dpcli_budget_store(const char *path);
+
 /* Record the release in out (stream metadata being built, already holding
  * the inherited ledger): write the entry, drop the row-local raw mark of
  * the protected dataset (its rows are now released values), keep an
@@ -76,7 +81,11 @@ void dpcli_param(struct ledger_entry *e, const char *key, double v);
  * formats/tensor-stream.md, section 10.1.2).  A dp.provenance mark is
  * dropped when the user declared the main input (dpcli_assume_raw) and
  * no other input of unknown provenance was read; otherwise nothing is
- * released (exit 65).  Exit 65/71 on failure. */
+ * released (exit 65).  With a budget store (dpcli_budget_store), the
+ * release is charged first, in one transaction: a refusal exits
+ * CLI_EX_BUDGET (77) before any output is committed, a store without a
+ * budget for the dataset 78, a store that cannot be used 74 (65 for
+ * another version).  Exit 65/71 on failure. */
 void dpcli_release(struct ts_meta *out, const struct ledger_entry *e);
 
 /* The ledger of a side input whose every row the output depends on (a

@@ -55,6 +55,9 @@ opts_common(struct opts_common *c, int ch, const char *arg,
 			cli_usage_error("invalid --dataset '%s': %s", arg, bad);
 		c->dataset = arg;
 		return 1;
+	case OPTS_BUDGET_STORE:
+		dpcli_budget_store(arg);
+		return 1;
 	default:
 		return 0;
 	}

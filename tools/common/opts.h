@@ -16,7 +16,7 @@
  * The shared options mean the same in every tool (privada(7),
  * "Conventions"): -f --force, -h --help, -o --output FILE, -q --quiet,
  * -S --seed SEED, -V --version, -v --verbose, -e --epsilon, -d --delta,
- * --level N, --dataset NAME.  A tool lists in its getopt string and long
+ * --level N, --dataset NAME, --budget-store PATH (dpcli_budget_store).  A tool lists in its getopt string and long
  * options only those it takes; opts_common handles whichever arrive.
  * Tool-specific long options use codes from OPTS_FIRST_TOOL on.
  */
@@ -29,6 +29,7 @@
 enum {
 	OPTS_LEVEL = 0x1000,
 	OPTS_DATASET,
+	OPTS_BUDGET_STORE,
 	OPTS_FIRST_TOOL = 0x1100	/* a tool's own long options from here */
 };
 
@@ -57,7 +58,8 @@ struct opts_common {
 	{ "epsilon", required_argument, NULL, 'e' }, \
 	{ "delta", required_argument, NULL, 'd' }, \
 	{ "level", required_argument, NULL, OPTS_LEVEL }, \
-	{ "dataset", required_argument, NULL, OPTS_DATASET }
+	{ "dataset", required_argument, NULL, OPTS_DATASET }, \
+	{ "budget-store", required_argument, NULL, OPTS_BUDGET_STORE }
 
 /*
  * If ch is a shared option, record it in c (arg is getopt's optarg) and
