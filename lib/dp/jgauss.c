@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "jgauss.h"
+#include "ledger.h"
 #include "noise.h"
 #include "rdp.h"
 
@@ -13,6 +14,18 @@ jgauss_rdp_curve(double mu, double count, double *rdp)
 
 	for (size_t i = 0; i < no; i++)
 		rdp[i] = count * (ord[i] * mu * mu / 2);
+}
+
+void
+jgauss_entry_curve(struct ledger_entry *e, double mu, double count)
+{
+	size_t no;
+	const double *ord = rdp_default_orders(&no);
+
+	e->norders = no;
+	for (size_t i = 0; i < no; i++)
+		e->orders[i] = ord[i];
+	jgauss_rdp_curve(mu, count, e->rdp);
 }
 
 double

@@ -61,6 +61,11 @@ struct jgauss_part {
  * rdp[i] = count * (orders[i] * mu * mu / 2). */
 void jgauss_rdp_curve(double mu, double count, double *rdp);
 
+/* A ledger entry's curve: e's orders set to the default ones and its rdp
+ * to jgauss_rdp_curve(mu, count). */
+struct ledger_entry;
+void jgauss_entry_curve(struct ledger_entry *e, double mu, double count);
+
 /* Epsilon at delta of that curve (RDP_CONV_IMPROVED), or NaN when it
  * cannot be converted (bad mu, count or delta). */
 double jgauss_rdp_eps(double mu, double delta, double count);

@@ -524,17 +524,11 @@ dpem_ledger(struct ledger_entry *le, const struct dpem_params *p,
 	    "grid_sum", "grid" };
 	static const char *const wgt[DPEM_NPARTS] = { "weight_count",
 	    "weight_sum", "weight_moments" };
-	const double *ord;
 	double reps = p->repeats ? (double)p->repeats : 1;
-	size_t no;
 	int rc = 0;
 
-	ord = rdp_default_orders(&no);
-	le->norders = no;
-	for (size_t i = 0; i < no; i++)
-		le->orders[i] = ord[i];
 	/* T iterations of one Gaussian mechanism each, per release. */
-	jgauss_rdp_curve(pl->mu, (double)dpem_releases(p) * reps, le->rdp);
+	jgauss_entry_curve(le, pl->mu, (double)dpem_releases(p) * reps);
 	for (int i = 0; i < DPEM_NPARTS && rc == 0; i++)
 		if ((rc = param(le, sig[i], pl->p[i].sigma)) != 0 ||
 		    (rc = param(le, sen[i], pl->p[i].sens)) != 0 ||

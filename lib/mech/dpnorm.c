@@ -141,16 +141,10 @@ dpnorm_ledger_entry(const struct dpnorm *p, size_t d, struct ledger_entry *e)
 	static const char *const sen[2] = { "l2_sensitivity_sum",
 	    "l2_sensitivity_sq" };
 	static const char *const grd[2] = { "grid_sum", "grid_sq" };
-	const double *ord;
-	size_t no;
 	int bad = 0;
 
 	e->relation = LEDGER_ADD_REMOVE;
-	ord = rdp_default_orders(&no);
-	e->norders = no;
-	for (size_t i = 0; i < no; i++)
-		e->orders[i] = ord[i];
-	jgauss_rdp_curve(p->mu, 1, e->rdp);
+	jgauss_entry_curve(e, p->mu, 1);
 #define PARAM(k, v) (bad |= ts_meta_setf(&e->params, (k), "%.17g", (v)))
 	for (int i = 0; i < 2; i++) {
 		PARAM(sig[i], p->part[i].sigma);

@@ -123,17 +123,11 @@ int
 ncm_ledger_entry(const struct ncm_plan *pl, const struct ncm_params *p,
     size_t K, struct ledger_entry *e)
 {
-	const double *ord;
 	double reps = p->repeats ? (double)p->repeats : 1;
-	size_t no;
 	int bad = 0;
 
 	e->relation = LEDGER_ADD_REMOVE;
-	ord = rdp_default_orders(&no);
-	e->norders = no;
-	for (size_t i = 0; i < no; i++)
-		e->orders[i] = ord[i];
-	jgauss_rdp_curve(pl->mu, reps, e->rdp);
+	jgauss_entry_curve(e, pl->mu, reps);
 #define PARAM(k, v) (bad |= ts_meta_setf(&e->params, (k), "%.17g", (v)))
 	PARAM("sigma", pl->part.sigma);
 	PARAM("l2_sensitivity", pl->part.sens);
