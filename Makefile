@@ -25,9 +25,10 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 
 WARN := -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Werror
 CFLAGS ?= -O2 -g
-CPPFLAGS += -D_GNU_SOURCE $(addprefix -Ilib/,$(ROOMS)) -Itools/common
+CPPFLAGS += -D_GNU_SOURCE $(addprefix -Ilib/,$(ROOMS)) -Itools/common \
+	-I/usr/include/postgresql
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(XCFLAGS)
-LDLIBS := -lsqlite3 -lcsv -lzstd -llapacke -lopenblas -lgmp -lfftw3f -lfftw3 -lz -lm -lpthread
+LDLIBS := -lsqlite3 -lpq -lcsv -lzstd -llapacke -lopenblas -lgmp -lfftw3f -lfftw3 -lz -lm -lpthread
 
 B := build
 BIN := $(B)/bin
@@ -36,7 +37,8 @@ BIN := $(B)/bin
 DEB_PKGS := build-essential libcsv-dev libzstd-dev zstd zlib1g-dev \
 	libopenblas-dev liblapacke-dev libgmp-dev bats bats-assert bats-support \
 	mandoc clang python3-numpy dataset-fashion-mnist python3-sklearn \
-	python3-scipy gnuplot-nox libfftw3-dev libsqlite3-dev sqlite3
+	python3-scipy gnuplot-nox libfftw3-dev libsqlite3-dev sqlite3 \
+	libpq-dev postgresql
 
 PHONY_EXTRA := tests-bin
 .PHONY: $(PHONY_EXTRA) all deps bench-deps test unit bats asan fuzz fuzz-run bench install run lint clean help identity

@@ -12,6 +12,7 @@
 #include "account.h"
 #include "acctreport.h"
 #include "cli.h"
+#include "dpcli.h"
 #include "ledger.h"
 #include "opts.h"
 #include "pverr.h"
@@ -575,6 +576,7 @@ run_store(int argc, char *argv[])
 		    "'store set' only");
 	if (strcmp(cmd, "status") != 0 && format != 0)
 		cli_usage_error("--format applies to 'store status' only");
+	dpcli_store_env();
 	if (strcmp(cmd, "init") == 0) {
 		if ((rc = store_init(path, err, sizeof err)) != 0)
 			cli_die(rc == PV_E_IO ? EX_CANTCREAT : cli_pv_exit(rc),

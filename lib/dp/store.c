@@ -1,43 +1,23 @@
-/* store.c: the persistent privacy budget store on SQLite (see store.h). */
+/* store.c: the persistent privacy budget store (see store.h): the
+ * backend chosen by the path, and the charging semantics both backends
+ * share (store_sqlite.c, store_pg.c move the rows). */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <strings.h>
+#include <sys/vfs.h>
 #include <time.h>
-#include <unistd.h>
-
-#include <sqlite3.h>
 
 #include "pverr.h"
 #include "rdp.h"
 #include "store.h"
+#include "store_impl.h"
 
-struct store {
-	sqlite3 *db;
-};
-
-static const char schema[] =
-    "CREATE TABLE datasets ("
-    " name TEXT PRIMARY KEY NOT NULL,"
-    " epsilon REAL NOT NULL CHECK (epsilon > 0),"
-    " delta REAL NOT NULL CHECK (delta > 0 AND delta < 1));"
-    "CREATE TABLE releases ("
-    " id TEXT PRIMARY KEY NOT NULL,"
-    " seq INTEGER NOT NULL UNIQUE,"
-    " dataset TEXT NOT NULL REFERENCES datasets(name),"
-    " tool TEXT NOT NULL, mechanism TEXT NOT NULL, args TEXT NOT NULL,"
-    " time TEXT NOT NULL, relation INTEGER NOT NULL,"
-    " seeded INTEGER NOT NULL, epsilon REAL NOT NULL, delta REAL NOT NULL,"
-    " tv REAL NOT NULL, tv_epsilon REAL NOT NULL,"
-    " orders TEXT NOT NULL, rdp TEXT NOT NULL);"
-    "CREATE INDEX releases_dataset ON releases(dataset, seq);";
-
-__attribute__((format(printf, 4, 5))) static int
-sfail(int code, char *err, size_t errlen, const char *fmt, ...)
+int
+store_fail(int code, char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -49,113 +29,142 @@ sfail(int code, char *err, size_t errlen, const char *fmt, ...)
 	return code;
 }
 
-/* A database error: PV_E_STORE with SQLite's message. */
-static int
-dbfail(sqlite3 *db, char *err, size_t errlen, const char *what)
+int
+store_is_uri(const char *path)
 {
-	int rc = sqlite3_errcode(db);
-
-	if (rc == SQLITE_NOMEM)
-		return sfail(PV_E_NOMEM, err, errlen, "%s: out of memory", what);
-	if (rc == SQLITE_NOTADB)
-		return sfail(PV_E_VERSION, err, errlen, "%s: not a budget "
-		    "store (%s)", what, sqlite3_errmsg(db));
-	return sfail(PV_E_STORE, err, errlen, "%s: %s", what,
-	    sqlite3_errmsg(db));
+	return strncmp(path, "postgresql://", 13) == 0 ||
+	    strncmp(path, "postgres://", 11) == 0;
 }
 
+/* A password in the URI would be printed in messages and recorded in
+ * every release's arguments: refused (libpq reads ~/.pgpass and
+ * PGPASSWORD instead). */
 static int
-exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
+check_uri(const char *uri, char *err, size_t errlen)
 {
-	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		return dbfail(db, err, errlen, sql);
+	const char *p = strstr(uri, "://") + 3;
+	const char *at = strchr(p, '@'), *sl = strchr(p, '/');
+
+	if ((at != NULL && (sl == NULL || at < sl) && memchr(p, ':',
+	    (size_t)(at - p)) != NULL) || strstr(uri, "password=") != NULL)
+		return store_fail(PV_E_OPTION, err, errlen, "a budget store "
+		    "URI must not hold a password (it would be recorded in "
+		    "the releases' arguments): use ~/.pgpass or PGPASSWORD");
 	return 0;
 }
 
-static void
-rollback(sqlite3 *db)
+/* ---- network filesystems ---- */
+
+static const struct {
+	const char *name;
+	unsigned long magic;
+} netfs[] = {
+	{ "nfs", 0x6969 },
+	{ "smb", 0x517b },
+	{ "cifs", 0xff534d42 },
+	{ "smb2", 0xfe534d42 },
+	{ "9p", 0x01021997 },
+	{ "fuse", 0x65735546 },		/* sshfs, s3fs, ... */
+	{ "lustre", 0x0bd00bd0 },
+	{ "gpfs", 0x47504653 },
+	{ "ceph", 0x00c36400 },
+	{ "afs", 0x5346414f },
+	{ "coda", 0x73757245 },
+	{ "ncp", 0x564c },
+	{ "beegfs", 0x19830326 },
+	{ "orangefs", 0x20030528 },
+};
+
+static const char *assumed_fs;	/* store_assume_fstype; "local": none */
+
+const char *
+store_fstype_name(unsigned long magic)
 {
-	if (!sqlite3_get_autocommit(db))
-		(void)sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	for (size_t i = 0; i < sizeof netfs / sizeof netfs[0]; i++)
+		if (netfs[i].magic == (magic & 0xffffffffUL))
+			return netfs[i].name;
+	return NULL;
+}
+
+int
+store_assume_fstype(const char *name)
+{
+	if (name == NULL || strcmp(name, "local") == 0) {
+		assumed_fs = name;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof netfs / sizeof netfs[0]; i++)
+		if (strcasecmp(name, netfs[i].name) == 0) {
+			assumed_fs = netfs[i].name;
+			return 0;
+		}
+	return PV_E_RANGE;
+}
+
+const char *
+store_netfs(const char *path)
+{
+	struct statfs sb;
+
+	if (assumed_fs != NULL)
+		return strcmp(assumed_fs, "local") == 0 ? NULL : assumed_fs;
+	if (statfs(path, &sb) != 0)
+		return NULL;
+	return store_fstype_name((unsigned long)sb.f_type);
+}
+
+/* ---- open, init, close ---- */
+
+/* A PostgreSQL error message, prefixed with the URI as SQLite's are with
+ * the path. */
+static int
+uri_fail(int rc, const char *uri, char *err, size_t errlen)
+{
+	char *m;
+
+	if (rc == 0 || err == NULL || errlen == 0 || (m = strdup(err)) == NULL)
+		return rc;
+	snprintf(err, errlen, "%s: %s", uri, m);
+	free(m);
+	return rc;
 }
 
 int
 store_init(const char *path, char *err, size_t errlen)
 {
-	sqlite3 *db = NULL;
-	int fd, rc;
+	int rc;
 
-	/* The file first, so that its mode is ours: SQLite gives its
-	 * journal the database file's mode. */
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600))
-	    < 0)
-		return sfail(PV_E_IO, err, errlen, "%s: %s", path,
-		    strerror(errno));
-	(void)fchmod(fd, 0600);
-	close(fd);
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL)
-	    != SQLITE_OK) {
-		rc = db != NULL ? dbfail(db, err, errlen, path) :
-		    sfail(PV_E_NOMEM, err, errlen, "out of memory");
-		sqlite3_close(db);
-		unlink(path);
+	if (!store_is_uri(path))
+		return store_sqlite_init(path, err, errlen);
+	if ((rc = check_uri(path, err, errlen)) != 0)
 		return rc;
-	}
-	sqlite3_busy_timeout(db, STORE_BUSY_MS);
-	if ((rc = exec(db, "BEGIN IMMEDIATE", err, errlen)) != 0 ||
-	    (rc = exec(db, schema, err, errlen)) != 0 ||
-	    (rc = exec(db, "PRAGMA user_version = 1", err, errlen)) != 0 ||
-	    (rc = exec(db, "COMMIT", err, errlen)) != 0) {
-		rollback(db);
-		sqlite3_close(db);
-		unlink(path);
-		return rc;
-	}
-	if (sqlite3_close(db) != SQLITE_OK)
-		return sfail(PV_E_STORE, err, errlen, "%s: close failed", path);
-	return 0;
+	return uri_fail(store_pg_init(path, err, errlen), path, err, errlen);
 }
 
 int
 store_open(const char *path, int readonly, struct store **out, char *err,
     size_t errlen)
 {
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
-	int rc, version = -1;
+	struct store *s;
+	int rc;
 
 	*out = NULL;
-	if (access(path, F_OK) != 0)
-		return sfail(PV_E_IO, err, errlen, "%s: %s", path,
-		    strerror(errno));
-	if (sqlite3_open_v2(path, &db, readonly ? SQLITE_OPEN_READONLY :
-	    SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-		rc = db != NULL ? dbfail(db, err, errlen, path) :
-		    sfail(PV_E_NOMEM, err, errlen, "out of memory");
-		sqlite3_close(db);
+	if (store_is_uri(path) && (rc = check_uri(path, err, errlen)) != 0)
+		return rc;
+	if ((s = calloc(1, sizeof *s)) == NULL ||
+	    (s->name = strdup(path)) == NULL) {
+		free(s);
+		return store_fail(PV_E_NOMEM, err, errlen, "out of memory");
+	}
+	rc = store_is_uri(path) ? uri_fail(store_pg_open(path, readonly, s,
+	    err, errlen), path, err, errlen) : store_sqlite_open(path,
+	    readonly, s, err, errlen);
+	if (rc != 0) {
+		free(s->name);
+		free(s);
 		return rc;
 	}
-	sqlite3_busy_timeout(db, STORE_BUSY_MS);
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL)
-	    != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
-		rc = dbfail(db, err, errlen, path);
-		sqlite3_finalize(st);
-		sqlite3_close(db);
-		return rc;
-	}
-	version = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	if (version != STORE_VERSION) {
-		sqlite3_close(db);
-		return sfail(PV_E_VERSION, err, errlen, "%s: budget store "
-		    "version %d, this privada reads version %d", path, version,
-		    STORE_VERSION);
-	}
-	if ((*out = calloc(1, sizeof **out)) == NULL) {
-		sqlite3_close(db);
-		return sfail(PV_E_NOMEM, err, errlen, "out of memory");
-	}
-	(*out)->db = db;
+	*out = s;
 	return 0;
 }
 
@@ -164,7 +173,8 @@ store_close(struct store *s)
 {
 	if (s == NULL)
 		return;
-	sqlite3_close(s->db);
+	s->ops->close(s);
+	free(s->name);
 	free(s);
 }
 
@@ -190,6 +200,8 @@ curve_parse(const char *s, double *v, size_t max, size_t *n)
 	char *end;
 
 	*n = 0;
+	if (s == NULL)
+		return -1;
 	if (*s == '\0')
 		return 0;
 	for (;;) {
@@ -208,111 +220,132 @@ curve_parse(const char *s, double *v, size_t max, size_t *n)
 	}
 }
 
-/* ---- reading releases into a ledger ---- */
-
-static const char release_cols[] =
-    "id, tool, mechanism, args, time, relation, seeded, epsilon, delta, tv, "
-    "tv_epsilon, orders, rdp";
+/* ---- rows from a backend ---- */
 
 static void
-copy_text(char *dst, size_t len, const unsigned char *src)
+copy_text(char *dst, size_t len, const char *src)
 {
-	snprintf(dst, len, "%s", src != NULL ? (const char *)src : "");
+	snprintf(dst, len, "%s", src != NULL ? src : "");
 }
 
-/* Row of a SELECT release_cols into e (dataset set). */
+/* Room for two more entries (the row, and the release being charged). */
 static int
-row_entry(sqlite3_stmt *st, const char *dataset, struct ledger_entry *e)
+rows_grow(struct store_rows *r, char *err, size_t errlen)
 {
-	size_t no, nr;
+	struct ledger *l = r->l;
 
-	memset(e, 0, sizeof *e);
-	copy_text(e->id, sizeof e->id, sqlite3_column_text(st, 0));
-	copy_text(e->tool, sizeof e->tool, sqlite3_column_text(st, 1));
-	copy_text(e->mechanism, sizeof e->mechanism,
-	    sqlite3_column_text(st, 2));
-	snprintf(e->dataset, sizeof e->dataset, "%s", dataset);
-	e->relation = sqlite3_column_int(st, 5);
-	e->seeded = sqlite3_column_int(st, 6);
-	e->epsilon = sqlite3_column_double(st, 7);
-	e->delta = sqlite3_column_double(st, 8);
-	e->tv = sqlite3_column_double(st, 9);
-	e->tv_epsilon = sqlite3_column_double(st, 10);
-	if (curve_parse((const char *)sqlite3_column_text(st, 11), e->orders,
-	    LEDGER_MAX_ORDERS, &no) != 0 ||
-	    curve_parse((const char *)sqlite3_column_text(st, 12), e->rdp,
-	    LEDGER_MAX_ORDERS, &nr) != 0 || no != nr)
-		return -1;
-	e->norders = no;
+	if (l->n + 1 >= r->cap) {
+		size_t nc = r->cap ? 2 * r->cap : 16;
+		struct ledger_entry *ne = realloc(l->e, nc * sizeof *ne);
+		if (ne == NULL)
+			return store_fail(PV_E_NOMEM, err, errlen,
+			    "out of memory");
+		l->e = ne;
+		if (r->want_rel) {
+			struct store_release *nrel = realloc(r->rel, nc *
+			    sizeof *nrel);
+			if (nrel == NULL)
+				return store_fail(PV_E_NOMEM, err, errlen,
+				    "out of memory");
+			r->rel = nrel;
+		}
+		r->cap = nc;
+	}
 	return 0;
 }
 
-/* The dataset's budget: 1, 0 (no such dataset) or a PV_E_* code. */
-static int
-get_budget(sqlite3 *db, const char *dataset, double *eps, double *delta,
-    char *err, size_t errlen)
+int
+store_row_add(struct store_rows *r, const struct store_row *row, char *err,
+    size_t errlen)
 {
-	sqlite3_stmt *st = NULL;
+	struct ledger *l = r->l;
+	struct ledger_entry *e;
+	size_t no, nr;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, "SELECT epsilon, delta FROM datasets "
-	    "WHERE name = ?1", -1, &st, NULL) != SQLITE_OK)
-		return dbfail(db, err, errlen, "budget");
-	sqlite3_bind_text(st, 1, dataset, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*eps = sqlite3_column_double(st, 0);
-		*delta = sqlite3_column_double(st, 1);
-		rc = 1;
-	} else if (rc == SQLITE_DONE) {
-		rc = 0;
-	} else {
-		rc = dbfail(db, err, errlen, "budget");
+	if ((rc = rows_grow(r, err, errlen)) != 0)
+		return rc;
+	e = &l->e[l->n];
+	memset(e, 0, sizeof *e);
+	copy_text(e->id, sizeof e->id, row->id);
+	copy_text(e->tool, sizeof e->tool, row->tool);
+	copy_text(e->mechanism, sizeof e->mechanism, row->mechanism);
+	copy_text(e->dataset, sizeof e->dataset, r->dataset);
+	e->relation = row->relation;
+	e->seeded = row->seeded;
+	e->epsilon = row->epsilon;
+	e->delta = row->delta;
+	e->tv = row->tv;
+	e->tv_epsilon = row->tv_epsilon;
+	if (curve_parse(row->orders, e->orders, LEDGER_MAX_ORDERS, &no) != 0 ||
+	    curve_parse(row->rdp, e->rdp, LEDGER_MAX_ORDERS, &nr) != 0 ||
+	    no != nr)
+		return store_fail(PV_E_STORE, err, errlen, "release %s: "
+		    "malformed RDP curve", e->id);
+	e->norders = no;
+	if (r->want_rel) {
+		struct store_release *s = &r->rel[l->n];
+		memset(s, 0, sizeof *s);
+		copy_text(s->id, sizeof s->id, row->id);
+		copy_text(s->tool, sizeof s->tool, row->tool);
+		copy_text(s->mechanism, sizeof s->mechanism, row->mechanism);
+		copy_text(s->time, sizeof s->time, row->time);
+		if ((s->args = strdup(row->args != NULL ? row->args : ""))
+		    == NULL)
+			return store_fail(PV_E_NOMEM, err, errlen,
+			    "out of memory");
 	}
-	sqlite3_finalize(st);
-	return rc;
+	l->n++;
+	return 0;
 }
 
-/* Append every release of dataset to l (room for one more entry). */
-static int
-load_releases(sqlite3 *db, const char *dataset, struct ledger *l,
-    char *err, size_t errlen)
+int
+store_dataset_add(struct store_status *st, const char *name, double epsilon,
+    double delta, char *err, size_t errlen)
 {
-	sqlite3_stmt *st = NULL;
-	char sql[256];
-	size_t cap = 16;
+	struct store_dataset *d;
+
+	if ((st->n & (st->n - 1)) == 0) {	/* 0, 1, 2, 4, ...: grow */
+		struct store_dataset *nd = realloc(st->d, (st->n ? 2 * st->n :
+		    1) * sizeof *nd);
+		if (nd == NULL)
+			return store_fail(PV_E_NOMEM, err, errlen,
+			    "out of memory");
+		st->d = nd;
+	}
+	d = &st->d[st->n++];
+	memset(d, 0, sizeof *d);
+	copy_text(d->name, sizeof d->name, name);
+	d->budget = epsilon;
+	d->delta = delta;
+	return 0;
+}
+
+/* Every release of dataset into l (room for one more entry kept); with
+ * rel, their status rows too (*rel owned by the caller on success). */
+static int
+load_releases(struct store *s, const char *dataset, struct ledger *l,
+    struct store_release **rel, char *err, size_t errlen)
+{
+	struct store_rows r = { 0 };
 	int rc;
 
 	memset(l, 0, sizeof *l);
-	if ((l->e = calloc(cap, sizeof *l->e)) == NULL)
-		return sfail(PV_E_NOMEM, err, errlen, "out of memory");
-	snprintf(sql, sizeof sql, "SELECT %s FROM releases WHERE dataset = ?1 "
-	    "ORDER BY seq", release_cols);
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return dbfail(db, err, errlen, "releases");
-	sqlite3_bind_text(st, 1, dataset, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (l->n + 1 >= cap) {
-			struct ledger_entry *ne = realloc(l->e, 2 * cap *
-			    sizeof *ne);
-			if (ne == NULL) {
-				sqlite3_finalize(st);
-				return sfail(PV_E_NOMEM, err, errlen,
-				    "out of memory");
-			}
-			l->e = ne;
-			cap *= 2;
-		}
-		if (row_entry(st, dataset, &l->e[l->n]) != 0) {
-			sqlite3_finalize(st);
-			return sfail(PV_E_STORE, err, errlen, "release %s: "
-			    "malformed RDP curve", sqlite3_column_text(st, 0));
-		}
-		l->n++;
+	r.dataset = dataset;
+	r.l = l;
+	r.want_rel = rel != NULL;
+	if ((rc = rows_grow(&r, err, errlen)) == 0)
+		rc = s->ops->releases(s, &r, err, errlen);
+	if (rc != 0 || rel == NULL) {
+		if (r.rel != NULL)
+			for (size_t i = 0; i < l->n; i++)
+				free(r.rel[i].args);
+		free(r.rel);
+		if (rc != 0)
+			ledger_free(l);
+		return rc;
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return dbfail(db, err, errlen, "releases");
+	*rel = r.rel;
 	return 0;
 }
 
@@ -324,7 +357,7 @@ total(const struct ledger *l, const char *dataset, double delta,
 
 	if (ledger_total(l, dataset, delta, RDP_CONV_IMPROVED, t, why,
 	    sizeof why) != 0)
-		return sfail(PV_E_RANGE, err, errlen, "dataset %s: %s",
+		return store_fail(PV_E_RANGE, err, errlen, "dataset %s: %s",
 		    dataset, why);
 	return 0;
 }
@@ -333,60 +366,45 @@ int
 store_set(struct store *s, const char *dataset, double epsilon,
     double delta, char *err, size_t errlen)
 {
-	struct ledger l;
+	struct ledger l = { 0 };
 	struct ledger_total t;
-	sqlite3_stmt *st = NULL;
 	const char *bad;
 	double be, bd;
 	int rc, has;
 
 	if ((bad = ledger_check_dataset(dataset)) != NULL)
-		return sfail(PV_E_RANGE, err, errlen, "dataset '%s': %s",
+		return store_fail(PV_E_RANGE, err, errlen, "dataset '%s': %s",
 		    dataset, bad);
 	if (!(epsilon > 0) || !isfinite(epsilon) || !(delta > 0 && delta < 1))
-		return sfail(PV_E_RANGE, err, errlen, "budget epsilon %g, "
+		return store_fail(PV_E_RANGE, err, errlen, "budget epsilon %g, "
 		    "delta %g: epsilon > 0 and 0 < delta < 1", epsilon, delta);
-	if ((rc = exec(s->db, "BEGIN IMMEDIATE", err, errlen)) != 0)
-		return rc;
-	if ((has = get_budget(s->db, dataset, &be, &bd, err, errlen)) < 0) {
-		rollback(s->db);
+	if ((has = s->ops->begin(s, STORE_TX_SET, dataset, &be, &bd, err,
+	    errlen)) < 0)
 		return has;
-	}
-	if ((rc = load_releases(s->db, dataset, &l, err, errlen)) != 0)
+	if ((rc = load_releases(s, dataset, &l, NULL, err, errlen)) != 0)
 		goto out;
 	if (l.n > 0 && delta != bd) {
-		rc = sfail(PV_E_RANGE, err, errlen, "dataset %s has charged "
-		    "releases at delta %g: its delta cannot change", dataset,
-		    bd);
+		rc = store_fail(PV_E_RANGE, err, errlen, "dataset %s has "
+		    "charged releases at delta %g: its delta cannot change",
+		    dataset, bd);
 		goto out;
 	}
 	if (l.n > 0) {
 		if ((rc = total(&l, dataset, delta, &t, err, errlen)) != 0)
 			goto out;
 		if (t.epsilon > epsilon) {
-			rc = sfail(PV_E_BUDGET, err, errlen, "dataset %s has "
-			    "spent epsilon %.17g: the budget cannot drop to "
-			    "%.17g", dataset, t.epsilon, epsilon);
+			rc = store_fail(PV_E_BUDGET, err, errlen, "dataset %s "
+			    "has spent epsilon %.17g: the budget cannot drop "
+			    "to %.17g", dataset, t.epsilon, epsilon);
 			goto out;
 		}
 	}
-	if (sqlite3_prepare_v2(s->db, "INSERT INTO datasets (name, epsilon, "
-	    "delta) VALUES (?1, ?2, ?3) ON CONFLICT (name) DO UPDATE SET "
-	    "epsilon = ?2, delta = ?3", -1, &st, NULL) != SQLITE_OK) {
-		rc = dbfail(s->db, err, errlen, "set");
-		goto out;
-	}
-	sqlite3_bind_text(st, 1, dataset, -1, SQLITE_STATIC);
-	sqlite3_bind_double(st, 2, epsilon);
-	sqlite3_bind_double(st, 3, delta);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		rc = dbfail(s->db, err, errlen, "set");
-	sqlite3_finalize(st);
-	if (rc == 0)
-		rc = exec(s->db, "COMMIT", err, errlen);
+	if ((rc = s->ops->put_budget(s, dataset, epsilon, delta, err,
+	    errlen)) == 0)
+		rc = s->ops->commit(s, err, errlen);
 out:
 	ledger_free(&l);
-	rollback(s->db);	/* not committed: nothing changed */
+	s->ops->rollback(s);	/* not committed: nothing changed */
 	return rc;
 }
 
@@ -410,7 +428,6 @@ store_charge(struct store *s, const struct ledger_entry *e, const char *args,
 {
 	struct ledger l = { 0 };
 	struct ledger_total t;
-	sqlite3_stmt *st = NULL;
 	char *ot = NULL, *rt = NULL, now[32];
 	double be, bd;
 	time_t tnow = time(NULL);
@@ -420,23 +437,21 @@ store_charge(struct store *s, const struct ledger_entry *e, const char *args,
 	if (spent != NULL)
 		*spent = NAN;
 	if (e->norders > LEDGER_MAX_ORDERS || e->id[0] == '\0')
-		return sfail(PV_E_RANGE, err, errlen, "malformed release");
-	if ((rc = exec(s->db, "BEGIN IMMEDIATE", err, errlen)) != 0)
-		return rc;
-	if ((has = get_budget(s->db, e->dataset, &be, &bd, err, errlen)) <= 0) {
-		rollback(s->db);
-		return has < 0 ? has : sfail(PV_E_NOBUDGET, err, errlen,
+		return store_fail(PV_E_RANGE, err, errlen, "malformed release");
+	if ((has = s->ops->begin(s, STORE_TX_CHARGE, e->dataset, &be, &bd,
+	    err, errlen)) <= 0) {
+		s->ops->rollback(s);
+		return has < 0 ? has : store_fail(PV_E_NOBUDGET, err, errlen,
 		    "dataset %s has no budget in the store (rdp-account "
 		    "store set)", e->dataset);
 	}
-	if ((rc = load_releases(s->db, e->dataset, &l, err, errlen))
-	    != 0)
+	if ((rc = load_releases(s, e->dataset, &l, NULL, err, errlen)) != 0)
 		goto out;
 	for (size_t i = 0; i < l.n; i++)
 		if (strcmp(l.e[i].id, e->id) == 0) {
-			rc = same_release(&l.e[i], e) ? 0 : sfail(PV_E_FORMAT,
-			    err, errlen, "release %s is already charged with "
-			    "other contents", e->id);
+			rc = same_release(&l.e[i], e) ? 0 : store_fail(
+			    PV_E_FORMAT, err, errlen, "release %s is already "
+			    "charged with other contents", e->id);
 			if (rc == 0 && spent != NULL &&
 			    total(&l, e->dataset, bd, &t, NULL, 0) == 0)
 				*spent = t.epsilon;
@@ -450,52 +465,27 @@ store_charge(struct store *s, const struct ledger_entry *e, const char *args,
 	if (spent != NULL)
 		*spent = t.epsilon;
 	if (!(t.epsilon <= be)) {
-		rc = sfail(PV_E_BUDGET, err, errlen, "dataset %s: this release "
-		    "would bring the epsilon spent at delta %g to %.17g, over "
-		    "its budget %.17g: refused, nothing charged", e->dataset,
-		    bd, t.epsilon, be);
+		rc = store_fail(PV_E_BUDGET, err, errlen, "dataset %s: this "
+		    "release would bring the epsilon spent at delta %g to "
+		    "%.17g, over its budget %.17g: refused, nothing charged",
+		    e->dataset, bd, t.epsilon, be);
 		goto out;
 	}
 	if ((ot = curve_text(e->orders, e->norders)) == NULL ||
 	    (rt = curve_text(e->rdp, e->norders)) == NULL) {
-		rc = sfail(PV_E_NOMEM, err, errlen, "out of memory");
+		rc = store_fail(PV_E_NOMEM, err, errlen, "out of memory");
 		goto out;
 	}
 	gmtime_r(&tnow, &tm);
 	strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	if (sqlite3_prepare_v2(s->db, "INSERT INTO releases (id, seq, "
-	    "dataset, tool, mechanism, args, time, relation, seeded, epsilon, "
-	    "delta, tv, tv_epsilon, orders, rdp) VALUES (?1, (SELECT "
-	    "coalesce(max(seq), 0) + 1 FROM releases), ?2, ?3, ?4, ?5, ?6, "
-	    "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)", -1, &st, NULL)
-	    != SQLITE_OK) {
-		rc = dbfail(s->db, err, errlen, "charge");
-		goto out;
-	}
-	sqlite3_bind_text(st, 1, e->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, e->dataset, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, e->tool, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, e->mechanism, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 5, args != NULL ? args : "", -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 6, now, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 7, e->relation);
-	sqlite3_bind_int(st, 8, e->seeded);
-	sqlite3_bind_double(st, 9, e->epsilon);
-	sqlite3_bind_double(st, 10, e->delta);
-	sqlite3_bind_double(st, 11, e->tv);
-	sqlite3_bind_double(st, 12, e->tv_epsilon);
-	sqlite3_bind_text(st, 13, ot, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 14, rt, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		rc = dbfail(s->db, err, errlen, "charge");
-	sqlite3_finalize(st);
-	if (rc == 0)
-		rc = exec(s->db, "COMMIT", err, errlen);
+	if ((rc = s->ops->insert(s, e, args != NULL ? args : "", now, ot, rt,
+	    err, errlen)) == 0)
+		rc = s->ops->commit(s, err, errlen);
 out:
 	free(ot);
 	free(rt);
 	ledger_free(&l);
-	rollback(s->db);	/* not committed: nothing changed */
+	s->ops->rollback(s);	/* not committed: nothing changed */
 	return rc;
 }
 
@@ -514,16 +504,16 @@ store_status_free(struct store_status *st)
 }
 
 static int
-dataset_status(sqlite3 *db, struct store_dataset *d, char *err, size_t errlen)
+dataset_status(struct store *s, struct store_dataset *d, char *err,
+    size_t errlen)
 {
 	struct ledger l = { 0 }, one = { 0 };
 	struct ledger_total t;
-	sqlite3_stmt *st = NULL;
-	char sql[256];
 	int rc;
 
-	if ((rc = load_releases(db, d->name, &l, err, errlen)) != 0)
-		goto out;
+	if ((rc = load_releases(s, d->name, &l, &d->rel, err, errlen)) != 0)
+		return rc;
+	d->nrel = l.n;
 	d->spent = 0;
 	if (l.n > 0) {
 		if ((rc = total(&l, d->name, d->delta, &t, err, errlen)) != 0)
@@ -531,37 +521,12 @@ dataset_status(sqlite3 *db, struct store_dataset *d, char *err, size_t errlen)
 		d->spent = t.epsilon;
 		d->order = t.order;
 	}
-	if (l.n > 0 && (d->rel = calloc(l.n, sizeof *d->rel)) == NULL) {
-		rc = sfail(PV_E_NOMEM, err, errlen, "out of memory");
-		goto out;
-	}
-	snprintf(sql, sizeof sql, "SELECT %s FROM releases WHERE dataset = ?1 "
-	    "ORDER BY seq", release_cols);
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		rc = dbfail(db, err, errlen, "status");
-		goto out;
-	}
-	sqlite3_bind_text(st, 1, d->name, -1, SQLITE_STATIC);
-	for (size_t i = 0; i < l.n && sqlite3_step(st) == SQLITE_ROW; i++) {
-		struct store_release *r = &d->rel[i];
-		const unsigned char *a = sqlite3_column_text(st, 3);
-		copy_text(r->id, sizeof r->id, sqlite3_column_text(st, 0));
-		copy_text(r->tool, sizeof r->tool, sqlite3_column_text(st, 1));
-		copy_text(r->mechanism, sizeof r->mechanism,
-		    sqlite3_column_text(st, 2));
-		copy_text(r->time, sizeof r->time, sqlite3_column_text(st, 4));
-		if ((r->args = strdup(a != NULL ? (const char *)a : ""))
-		    == NULL) {
-			rc = sfail(PV_E_NOMEM, err, errlen, "out of memory");
-			break;
-		}
-		d->nrel = i + 1;
+	for (size_t i = 0; i < l.n; i++) {
 		one.n = 1;
 		one.e = &l.e[i];
-		r->epsilon = total(&one, d->name, d->delta, &t, NULL, 0) == 0 ?
-		    t.epsilon : NAN;
+		d->rel[i].epsilon = total(&one, d->name, d->delta, &t, NULL,
+		    0) == 0 ? t.epsilon : NAN;
 	}
-	sqlite3_finalize(st);
 out:
 	ledger_free(&l);
 	return rc;
@@ -571,47 +536,16 @@ int
 store_status(struct store *s, struct store_status *out, char *err,
     size_t errlen)
 {
-	sqlite3_stmt *st = NULL;
-	size_t cap = 0;
-	int rc = 0, step;
+	int rc;
 
 	memset(out, 0, sizeof *out);
-	if ((rc = exec(s->db, "BEGIN", err, errlen)) != 0)
+	if ((rc = s->ops->begin(s, STORE_TX_READ, NULL, NULL, NULL, err,
+	    errlen)) < 0)
 		return rc;
-	if (sqlite3_prepare_v2(s->db, "SELECT name, epsilon, delta FROM "
-	    "datasets ORDER BY name", -1, &st, NULL) != SQLITE_OK) {
-		rc = dbfail(s->db, err, errlen, "status");
-		goto out;
-	}
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		struct store_dataset *d;
-		if (out->n == cap) {
-			size_t nc = cap ? 2 * cap : 8;
-			struct store_dataset *nd = realloc(out->d, nc *
-			    sizeof *nd);
-			if (nd == NULL) {
-				rc = sfail(PV_E_NOMEM, err, errlen,
-				    "out of memory");
-				goto out;
-			}
-			out->d = nd;
-			cap = nc;
-		}
-		d = &out->d[out->n++];
-		memset(d, 0, sizeof *d);
-		copy_text(d->name, sizeof d->name, sqlite3_column_text(st, 0));
-		d->budget = sqlite3_column_double(st, 1);
-		d->delta = sqlite3_column_double(st, 2);
-	}
-	if (step != SQLITE_DONE) {
-		rc = dbfail(s->db, err, errlen, "status");
-		goto out;
-	}
+	rc = s->ops->datasets(s, out, err, errlen);
 	for (size_t i = 0; i < out->n && rc == 0; i++)
-		rc = dataset_status(s->db, &out->d[i], err, errlen);
-out:
-	sqlite3_finalize(st);
-	rollback(s->db);
+		rc = dataset_status(s, &out->d[i], err, errlen);
+	s->ops->rollback(s);
 	if (rc != 0)
 		store_status_free(out);
 	return rc;

@@ -149,6 +149,43 @@ main(void)
 	ok(store_open(path, 0, &s, err, sizeof err) == PV_E_IO,
 	    "a missing store is not created");
 	snprintf(path, sizeof path, "%s/s.db", dir);
+
+	/* Network filesystems: the f_type magics of statfs(2), and the
+	 * refusal (through store_assume_fstype, as statfs would say). */
+	ok(store_fstype_name(0x6969) != NULL &&
+	    strcmp(store_fstype_name(0x6969), "nfs") == 0 &&
+	    strcmp(store_fstype_name(0xff534d42UL), "cifs") == 0 &&
+	    strcmp(store_fstype_name(0xfe534d42UL), "smb2") == 0 &&
+	    strcmp(store_fstype_name(0x01021997), "9p") == 0 &&
+	    strcmp(store_fstype_name(0x65735546), "fuse") == 0 &&
+	    strcmp(store_fstype_name(0x0bd00bd0), "lustre") == 0,
+	    "network filesystem magics");
+	ok(store_fstype_name(0xef53) == NULL &&
+	    store_fstype_name(0x01021994) == NULL &&
+	    store_fstype_name(0x9123683e) == NULL,
+	    "ext4, tmpfs, btrfs are local");
+	ok(store_assume_fstype("bogus") == PV_E_RANGE, "an unknown name");
+	ok(store_assume_fstype("nfs") == 0, "assume nfs");
+	ok(store_open(path, 1, &s, err, sizeof err) == PV_E_STORE &&
+	    strstr(err, "network filesystem (nfs)") != NULL &&
+	    strstr(err, "postgresql://") != NULL,
+	    "a store on NFS is refused (%s)", err);
+	snprintf(path, sizeof path, "%s/n.db", dir);
+	ok(store_init(path, err, sizeof err) == PV_E_STORE &&
+	    access(path, F_OK) != 0, "init on NFS: refused, no file left");
+	ok(store_assume_fstype("local") == 0 &&
+	    store_init(path, err, sizeof err) == 0, "\"local\" lifts it");
+	unlink(path);
+	ok(store_assume_fstype(NULL) == 0, "statfs again");
+	ok(store_is_uri("postgresql://u@h/db") && store_is_uri("postgres:///d")
+	    && !store_is_uri("postgresql:x") && !store_is_uri("s.db"),
+	    "URIs");
+	ok(store_open("postgresql://u:pw@/db", 0, &s, err, sizeof err) ==
+	    PV_E_OPTION && store_open("postgres:///db?password=x", 0, &s, err,
+	    sizeof err) == PV_E_OPTION && store_init("postgresql://u:pw@h/db",
+	    err, sizeof err) == PV_E_OPTION, "a password in the URI is refused");
+
+	snprintf(path, sizeof path, "%s/s.db", dir);
 	unlink(path);
 	rmdir(dir);
 	return tap_done();

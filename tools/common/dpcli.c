@@ -162,6 +162,16 @@ dpcli_budget_store(const char *path)
 	budget_store = path;
 }
 
+void
+dpcli_store_env(void)
+{
+	const char *fs = getenv("PRIVADA_STORE_FSTYPE");
+
+	if (fs != NULL && fs[0] != '\0' && store_assume_fstype(fs) != 0)
+		cli_usage_error("PRIVADA_STORE_FSTYPE: unknown filesystem "
+		    "'%s' (local, nfs, cifs, smb2, 9p, fuse, lustre, ...)", fs);
+}
+
 /* Charge e to the budget store, if any; exit when it refuses. */
 static void
 charge(const struct ledger_entry *e)
@@ -177,6 +187,7 @@ charge(const struct ledger_entry *e)
 	    path[0] == '\0'))
 		return;
 	args = cli_args_text();
+	dpcli_store_env();
 	if ((rc = store_open(path, 0, &s, err, sizeof err)) != 0)
 		cli_die(cli_pv_exit(rc), "budget store %s: %s: nothing was "
 		    "released", path, err);

@@ -74,6 +74,12 @@ void dpcli_param(struct ledger_entry *e, const char *key, double v);
  * PRIVADA_BUDGET_STORE (when set and not empty) names the store. */
 void dpcli_budget_store(const char *path);
 
+/* The environment variable PRIVADA_STORE_FSTYPE, when set and not empty:
+ * the filesystem every SQLite store is taken to be on (store_assume_fstype;
+ * "local" lifts the network filesystem refusal); an unknown name is a
+ * usage error.  Called before a store is opened. */
+void dpcli_store_env(void);
+
 /* Record the release in out (stream metadata being built, already holding
  * the inherited ledger): write the entry, drop the row-local raw mark of
  * the protected dataset (its rows are now released values), keep an
