@@ -3,19 +3,26 @@
 # no TCP; stopped by its own pid.  Root cannot run postgres: then the
 # server runs as the user postgres (setpriv), in a directory it owns.
 #
-#   pg_start     sets PGDIR, PGPID, PGURI_BASE (postgresql://privada@/),
-#                or skips the test file (fails under CI=true) when the
-#                server cannot be installed or started
+#   pg_start     sets PGDIR, PGPID; when PostgreSQL is not installed it
+#                writes why to PG_SKIP_FILE and returns 0 (pg_skip_check in
+#                each test skips then), or fails under CI=true
 #   pg_uri DB    the URI of database DB on that server
 #   pg_psql DB SQL   run SQL as the superuser
 #   pg_stop      stops exactly that server (pg_ctl, then its pid)
+# PG_SKIP_FILE and PG_STATE_FILE (PGDIR PGPID, written by pg_start) are
+# files of the caller's; tests and teardown read the server from the latter.
 
 pg_unavailable() {
 	if [ "${CI:-}" = true ]; then
 		echo "store-pg: $1 (CI=true: PostgreSQL is required; make deps)" >&2
 		return 1
 	fi
-	skip "$1 (make deps installs PostgreSQL)"
+	echo "$1 (make deps installs PostgreSQL)" > "$PG_SKIP_FILE"
+}
+
+# In each test: skip when pg_start found no PostgreSQL.
+pg_skip_check() {
+	[ ! -s "$PG_SKIP_FILE" ] || skip "$(cat "$PG_SKIP_FILE")"
 }
 
 pg_as() {
@@ -40,6 +47,7 @@ pg_start() {
 	fi
 	PGBINDIR=$bin
 	PGDIR=$(mktemp -d /tmp/privada-pg.XXXXXX)
+	echo "$PGDIR" > "$PG_STATE_FILE"	# for pg_stop, also on failure
 	chmod 0700 "$PGDIR"
 	[ "$(id -u)" != 0 ] || chown postgres:postgres "$PGDIR"
 	pg_as "$bin/initdb" -D "$PGDIR/data" -U privada --auth=trust \
@@ -50,6 +58,7 @@ pg_start() {
 	    start > /dev/null ||
 	    { cat "$PGDIR/server.log" >&2; echo "store-pg: the server did not start" >&2; return 1; }
 	PGPID=$(head -1 "$PGDIR/data/postmaster.pid")
+	echo "$PGDIR $PGPID" > "$PG_STATE_FILE"
 	export PGDIR PGPID PGBINDIR
 }
 
@@ -62,6 +71,7 @@ pg_psql() {
 }
 
 pg_stop() {
+	[ ! -s "$PG_STATE_FILE" ] || read -r PGDIR PGPID < "$PG_STATE_FILE"
 	[ -n "${PGDIR:-}" ] || return 0
 	if [ -n "${PGPID:-}" ] && kill -0 "$PGPID" 2> /dev/null; then
 		pg_as "$PGBINDIR/pg_ctl" -D "$PGDIR/data" -m immediate -w stop \
@@ -71,5 +81,6 @@ pg_stop() {
 		fi
 	fi
 	rm -rf "$PGDIR"
+	rm -f "$PG_STATE_FILE"
 	PGDIR=
 }

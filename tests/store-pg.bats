@@ -7,22 +7,23 @@
 load test_helper
 load pgserver
 
+PG_SKIP_FILE=$BATS_FILE_TMPDIR/pg.skip
+PG_STATE_FILE=$BATS_FILE_TMPDIR/pg.env
+
 setup_file() {
 	cd "$BATS_FILE_TMPDIR"
 	featurize --no-label --dataset cv --dtype f64 "$DATA/covest/x.csv" > x.tns
 	pg_start
-	echo "$PGDIR $PGPID" > pg.env
 }
 
 teardown_file() {
-	cd "$BATS_FILE_TMPDIR"
-	[ ! -s pg.env ] || { read -r PGDIR PGPID < pg.env; pg_stop; }
+	pg_stop
 }
 
 setup() {
 	cd "$BATS_FILE_TMPDIR"
 	unset PRIVADA_BUDGET_STORE
-	[ -s pg.env ] || pg_unavailable "no PostgreSQL server"
+	pg_skip_check
 	read -r PGDIR PGPID < pg.env
 	PGBINDIR=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 }
