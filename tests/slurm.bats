@@ -49,7 +49,9 @@ setup_file() {
 			echo "slurm.bats: CI=true and the Slurm cluster did not start: $why" >&2
 			return 1
 		fi
-		skip "no Slurm cluster: $why"
+		echo "no Slurm cluster: $why" > "$BATS_FILE_TMPDIR/skip"
+		rm "$BATS_FILE_TMPDIR/cluster-dir"
+		return 0
 	fi
 	. "$C/env"
 	for e in $EXPS; do
@@ -67,12 +69,14 @@ setup_file() {
 
 teardown_file() {
 	local c
-	c=$(cluster_dir) || return 0
+	[ -e "$BATS_FILE_TMPDIR/cluster-dir" ] || return 0
+	c=$(cluster_dir)
 	"$TOP/tests/slurm/cluster" stop "$c"
 	rm -rf "$c"
 }
 
 setup() {
+	[ ! -e "$BATS_FILE_TMPDIR/skip" ] || skip "$(cat "$BATS_FILE_TMPDIR/skip")"
 	. "$(cluster_dir)/env"
 	cd "$BATS_TEST_TMPDIR"
 }
