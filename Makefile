@@ -2,6 +2,7 @@
 # experiments live in pipelines/.
 #
 #   make deps    install the Debian packages the build and tests need
+#   make deps-slurm  the Slurm and munge packages of tests/slurm.bats
 #   make         build lib/libprivada.a and the tools into build/bin
 #   make test    C unit tests + bats tests, ending "N passed, N failed"
 #   make run     the main job (see README.md)
@@ -41,7 +42,7 @@ DEB_PKGS := build-essential libcsv-dev libzstd-dev zstd zlib1g-dev \
 	libpq-dev postgresql
 
 PHONY_EXTRA := tests-bin
-.PHONY: $(PHONY_EXTRA) all deps bench-deps test unit bats asan fuzz fuzz-run bench install run lint clean help identity
+.PHONY: $(PHONY_EXTRA) all deps deps-slurm bench-deps test unit bats asan fuzz fuzz-run bench install run lint clean help identity
 
 all: $(BIN)/$(firstword $(TOOLS)) $(addprefix $(BIN)/,$(TOOLS)) $(B)/completions/privada.bash ## build library, tools, completion
 
@@ -68,6 +69,14 @@ endef
 
 deps: ## install missing Debian packages (apt-get; sudo when not root)
 	$(call apt_install,$(DEB_PKGS))
+
+# The pipelines on Slurm (pipelines/README.md, "Running at scale"):
+# tests/slurm.bats starts a private single-node cluster from these
+# (tests/slurm/cluster); .ci/run installs them, make test does not need them.
+SLURM_DEB_PKGS := slurmctld slurmd slurm-client munge
+
+deps-slurm: ## install missing Slurm and munge packages (tests/slurm.bats)
+	$(call apt_install,$(SLURM_DEB_PKGS))
 
 # make bench only: the peers timed beside the tools (tests/bench/cnn.sh runs
 # Opacus on Debian's torch).  make test never needs them.

@@ -69,3 +69,29 @@ FORCE:
 # commit they were built from (with "-dirty" when the tree had changes)
 # and the date.  Computed when a report is made (a recursive variable).
 RESULT_STAMP = privada $(shell $(B)/featurize --version 2>/dev/null | awk '{ print $$NF }'), commit $(shell git -C $(TOP) describe --always --dirty 2>/dev/null || echo unknown), $(shell date -u +%Y-%m-%d)
+
+# Slurm (issue 20; README.md, "Running at scale").  With SLURM=1 the heavy
+# recipes of an experiment (teacher training, model collection, DP-SGD
+# runs, covariance releases: the targets each Makefile passes to
+# slurm_jobs) run as Slurm jobs through pipelines/srun-shell, a
+# target-specific SHELL: .SHELLFLAGS, pipefail and .DELETE_ON_ERROR stay
+# as they are, every other recipe (and every $(shell)) runs where make
+# runs, and no recursive make is ever wrapped.  Each recipe line is one
+# job.  Under salloc or sbatch (pipelines/slurm.sbatch) the lines are job
+# steps of that allocation instead.  SLURM_CPUS: CPUs per job;
+# SLURM_OPTS: more srun options (-p PARTITION, --time, --mem, ...).  The
+# results do not depend on where a recipe runs: the same seeds give the
+# same tables (tests/slurm.bats).
+SLURM ?=
+SLURM_CPUS ?= 1
+SLURM_OPTS ?=
+ifneq ($(filter-out 0 1,$(SLURM)),)
+$(error SLURM=$(SLURM): 1 (heavy recipes as Slurm jobs) or 0/empty (local))
+endif
+ifeq ($(SLURM),1)
+export PRIVADA_SRUN_CPUS := $(SLURM_CPUS)
+export PRIVADA_SRUN_OPTS := $(SLURM_OPTS)
+endif
+# $(call slurm_jobs,TARGETS): the recipes of TARGETS (names or % patterns)
+# run through srun under SLURM=1; nothing changes otherwise.
+slurm_jobs = $(if $(filter 1,$(SLURM)),$(eval $(1): private SHELL := $(TOP)/pipelines/srun-shell))
