@@ -134,7 +134,7 @@ $(B)/tests-bin/%: tests/helpers/%.c $(LIBS) $(LIB_HDR) $(CLI_HDR)
 tests-bin: $(HELPERS) ## build the test-only helper programs
 
 FUZZ_SECONDS ?= 60
-test: deps all $(UNIT_BINS) $(HELPERS) ## unit + bats tests + a bounded fuzz run; last line "N passed, N failed"
+test: deps deps-slurm all $(UNIT_BINS) $(HELPERS) ## unit + bats tests + a bounded fuzz run; last line "N passed, N failed"
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) PRIVADA_BIN=$(BIN) tests/run $(UNIT_BINS)
 
 # Leak checking is off: tools exit(3) on errors with their buffers still
