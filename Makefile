@@ -72,7 +72,7 @@ deps: ## install missing Debian packages (apt-get; sudo when not root)
 
 # The pipelines on Slurm (pipelines/README.md, "Running at scale"):
 # tests/slurm.bats starts a private single-node cluster from these
-# (tests/slurm/cluster); .ci/run installs them, make test does not need them.
+# (tests/slurm/cluster); make test installs them (deps-slurm).
 SLURM_DEB_PKGS := slurmctld slurmd slurm-client munge
 
 deps-slurm: ## install missing Slurm and munge packages (tests/slurm.bats)
