@@ -1,12 +1,11 @@
 """The compression layer of a tensor stream (formats/tensor-stream.md, section 2).
 
-frames(f) reads the input bytes of a file object and yields the stream bytes
-in pieces of bounded size (at most MAX_PIECE bytes plus one zstd block), after
-checking every zstd frame header before decoding it: the content checksum
-flag, no skippable frame, no dictionary, a window of at most 2^27 bytes.  The
-frames are cut by their block headers (RFC 8878, 3.1.1.2), so a piece never
-holds more than the blocks fed to the decoder at once, whatever the
-compression ratio: memory stays flat on streams larger than memory.
+FrameSource(f) hands the input bytes of a file object to the zstd decoder
+after checking every zstd frame header before any of its frame is decoded
+(the content checksum flag, no skippable frame, no dictionary, a window of
+at most 2^27 bytes) and following the frames' block headers (RFC 8878,
+3.1.1.2), so that truncation and trailing bytes are found at the input
+offset where they are.
 """
 
 import zstandard
@@ -17,7 +16,6 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 WINDOW_MAX = 1 << 27
 BLOCK_MAX = 1 << 17
 READ_SIZE = 1 << 20
-MAX_PIECE = 1 << 23     # stream bytes fed to the decoder at once (at most)
 
 
 class _Input:
@@ -26,6 +24,7 @@ class _Input:
     def __init__(self, f):
         self.f = f
         self.buf = b""
+        self.mv = memoryview(self.buf)
         self.pos = 0
         self.base = 0
         self.eof = False
@@ -43,18 +42,20 @@ class _Input:
                 more = self.f.read(max(READ_SIZE, n - self.avail()))
             except OSError as e:
                 raise FormatError(IO, self.offset(), "read error: %s" % e,
-                    input_offset=self.offset()) from None
+                                  input_offset=self.offset()) from None
             if not more:
                 self.eof = True
                 break
             rest = self.buf[self.pos:]
             self.base += self.pos
             self.buf = rest + more if rest else more
+            self.mv = memoryview(self.buf)
             self.pos = 0
         return self.avail()
 
     def take(self, n):
-        b = self.buf[self.pos:self.pos + n]
+        """The next n bytes, as a view of the buffer."""
+        b = self.mv[self.pos:self.pos + n]
         self.pos += n
         return b
 
@@ -109,80 +110,105 @@ def _frame_header(inp, soff):
     return hlen
 
 
-def frames(f, counter):
-    """Yield the stream bytes of file object f in pieces.
+class FrameSource:
+    """The input bytes of file object f, handed to the zstd decoder (as its
+    source) only after the frame structure they belong to has been
+    checked: each frame header before any of the frame is handed over,
+    and each block header (RFC 8878, 3.1.1.2), so frame ends, truncation,
+    skippable frames and trailing bytes are found here, the decoder
+    verifying the content and checksums.  counter[0] is the stream offset
+    the caller has reached, for messages."""
 
-    counter is a one-element list holding the stream offset reached (the
-    caller's), used in messages about the compression layer."""
-    inp = _Input(f)
-    dctx = zstandard.ZstdDecompressor(max_window_size=WINDOW_MAX)
-    first = True
-    while True:
+    def __init__(self, f, counter):
+        self.inp = _Input(f)
+        self.counter = counter
+        self.state = "start"
+        self.remain = 0
+        self.last = False
+        self.first = True
+
+    def _start(self):
+        """At a frame boundary: the frame header, or None at the end."""
+        inp, soff = self.inp, self.counter[0]
         off = inp.offset()
         n = inp.fill(5)
         if n == 0:
-            if first:
+            if self.first:
                 raise FormatError(TRUNCATED, 0, "empty input",
-                    input_offset=0)
-            return
+                                  input_offset=0)
+            return None
         if n < 4:
-            raise FormatError(TRUNCATED, counter[0], "input ends after "
-                "%d bytes of a frame magic" % n, input_offset=off)
+            raise FormatError(TRUNCATED, soff, "input ends after %d bytes "
+                              "of a frame magic" % n, input_offset=off)
         magic = inp.buf[inp.pos:inp.pos + 4]
         mv = int.from_bytes(magic, "little")
         if 0x184D2A50 <= mv <= 0x184D2A5F:
-            raise FormatError(FORMAT, counter[0], "skippable zstd frame "
-                "(not allowed in a tensor stream)", input_offset=off)
+            raise FormatError(FORMAT, soff, "skippable zstd frame (not "
+                              "allowed in a tensor stream)", input_offset=off)
         if magic != ZSTD_MAGIC:
-            if first:
-                raise FormatError(FORMAT, 0, "not a zstd stream "
-                    "(a tensor stream is zstd-compressed)",
-                    input_offset=off)
-            raise FormatError(FORMAT, counter[0], "trailing bytes after "
-                "a zstd frame", input_offset=off)
+            if self.first:
+                raise FormatError(FORMAT, 0, "not a zstd stream (a tensor "
+                                  "stream is zstd-compressed)",
+                                  input_offset=off)
+            raise FormatError(FORMAT, soff, "trailing bytes after a zstd "
+                              "frame", input_offset=off)
         if n == 4:
-            raise FormatError(TRUNCATED, counter[0], "input ends inside "
-                "a frame header", input_offset=off)
-        first = False
-        hlen = _frame_header(inp, counter[0])
-        dobj = dctx.decompressobj()
-        pending = [inp.take(hlen)]
-        pending_out = 0
-        last = False
-        while not last:
-            boff = inp.offset()
-            if inp.fill(3) < 3:
-                raise FormatError(TRUNCATED, counter[0], "input ends "
-                    "inside a zstd frame", input_offset=boff)
-            bh = int.from_bytes(inp.buf[inp.pos:inp.pos + 3], "little")
-            last = bool(bh & 1)
-            btype = (bh >> 1) & 3
-            bsize = bh >> 3
-            if btype == 3:
-                raise FormatError(ZSTD, counter[0], "corrupt zstd data "
-                    "(reserved block type)", input_offset=boff)
-            if bsize > BLOCK_MAX:
-                raise FormatError(ZSTD, counter[0], "corrupt zstd data "
-                    "(block of %d bytes)" % bsize, input_offset=boff)
-            plen = 3 + (1 if btype == 1 else bsize)
-            if last:
-                plen += 4       # the content checksum
-            if inp.fill(plen) < plen:
-                raise FormatError(TRUNCATED, counter[0], "input ends "
-                    "inside a zstd frame", input_offset=boff)
-            pending.append(inp.take(plen))
-            pending_out += bsize
-            if last or pending_out >= MAX_PIECE:
-                try:
-                    out = dobj.decompress(b"".join(pending))
-                except zstandard.ZstdError as e:
-                    code = CHECKSUM if "checksum" in str(e) else ZSTD
-                    raise FormatError(code, counter[0], "zstd: %s" % e,
-                        input_offset=boff) from None
-                pending = []
-                pending_out = 0
-                if out:
-                    yield out
-        if not dobj.eof or dobj.unused_data:
-            raise FormatError(ZSTD, counter[0], "corrupt zstd frame",
-                input_offset=inp.offset())
+            raise FormatError(TRUNCATED, soff, "input ends inside a frame "
+                              "header", input_offset=off)
+        self.first = False
+        hlen = _frame_header(inp, soff)
+        self.state = "block"
+        return inp.take(hlen)
+
+    def _block(self):
+        inp, soff = self.inp, self.counter[0]
+        off = inp.offset()
+        if inp.fill(3) < 3:
+            raise FormatError(TRUNCATED, soff, "input ends inside a zstd "
+                              "frame", input_offset=off)
+        bh = int.from_bytes(inp.buf[inp.pos:inp.pos + 3], "little")
+        btype = (bh >> 1) & 3
+        bsize = bh >> 3
+        if btype == 3:
+            raise FormatError(ZSTD, soff, "corrupt zstd data (reserved "
+                              "block type)", input_offset=off)
+        if bsize > BLOCK_MAX:
+            raise FormatError(ZSTD, soff, "corrupt zstd data (block of %d "
+                              "bytes)" % bsize, input_offset=off)
+        self.last = bool(bh & 1)
+        self.remain = (1 if btype == 1 else bsize) + (4 if self.last else 0)
+        self.state = "body"
+        return inp.take(3)
+
+    def read(self, n=-1):
+        if n is None or n < 0:
+            n = READ_SIZE
+        out = []
+        got = 0
+        while got < n:
+            if self.state == "start":
+                h = self._start()
+                if h is None:
+                    break
+            elif self.state == "block":
+                h = self._block()
+            else:
+                if self.remain == 0:
+                    self.state = "start" if self.last else "block"
+                    continue
+                avail = self.inp.fill(1)
+                if avail == 0:
+                    raise FormatError(TRUNCATED, self.counter[0], "input "
+                                      "ends inside a zstd frame",
+                                      input_offset=self.inp.offset())
+                k = min(n - got, self.remain, avail)
+                h = self.inp.take(k)
+                self.remain -= k
+            out.append(h)
+            got += len(h)
+        return b"".join(out)
+
+
+def zstd_error(e, counter):
+    code = CHECKSUM if "checksum" in str(e) else ZSTD
+    return FormatError(code, counter[0], "zstd: %s" % e)

@@ -1,21 +1,25 @@
 """The record layer of a tensor stream (formats/tensor-stream.md, 3 to 11).
 
 events(f, label) parses a stream front to back without seeking and yields
-("tensor", info), ("rows", info, bytes), ("tensor_end", info) and finally
+("tensor", info), ("rows", info, src, n), ("tensor_end", info) and finally
 ("end", stream_metadata).  Every limit is checked on the header that
-declares a size, before anything is allocated for it; row data is handed
-out as it arrives (at most one decompressed piece at a time), so a consumer
-that does not keep it reads in flat memory.  Rows are only known to be good
+declares a size, before anything is allocated for it.  A "rows" event
+hands the consumer the n data bytes of a chunk: it reads them from src
+(src.readinto(memoryview, what) in pieces of its choice, or src.skip(n,
+what)) before it asks for the next event, so the rows are decoded straight
+into the consumer's buffer, and a consumer that does not keep them reads in
+flat memory.  Rows are only known to be good
 when the generator has finished without an exception (section 7).
 """
 
 import re
 
 import numpy as np
+import zstandard
 
 from ._errors import (FormatError, TRUNCATED, FORMAT, VERSION, LIMIT,
                       OVERFLOW)
-from ._frames import frames
+from ._frames import FrameSource, zstd_error, READ_SIZE, WINDOW_MAX
 
 MAGIC = b"\x93TNS\r\n\x1a\n"
 MAJOR, MINOR = 1, 0
@@ -88,66 +92,68 @@ class TensorInfo:
 
 
 class _Bytes:
-    """The stream bytes, pulled from the frame layer piece by piece."""
+    """The stream bytes: the zstd decoder reading a FrameSource."""
+
+    STEP = 1 << 23
 
     def __init__(self, f):
         self.counter = [0]          # stream offset of the next byte
-        self.gen = frames(f, self.counter)
-        self.piece = b""
-        self.pos = 0
+        self.z = zstandard.ZstdDecompressor(
+            max_window_size=WINDOW_MAX).stream_reader(
+                FrameSource(f, self.counter), read_size=READ_SIZE,
+                read_across_frames=True)
 
     @property
     def off(self):
         return self.counter[0]
 
-    def _next(self):
-        for p in self.gen:
-            if p:
-                self.piece = memoryview(p)
-                self.pos = 0
-                return True
-        return False
+    def _read(self, n):
+        try:
+            return self.z.read(n)
+        except zstandard.ZstdError as e:
+            raise zstd_error(e, self.counter) from None
 
     def read(self, n, what):
         """Exactly n bytes (n bounded by the caller's limits)."""
-        have = len(self.piece) - self.pos
-        if have >= n:
-            b = bytes(self.piece[self.pos:self.pos + n])
-            self.pos += n
-            self.counter[0] += n
-            return b
-        parts = [bytes(self.piece[self.pos:])]
-        got = have
-        self.counter[0] += have
-        self.pos = len(self.piece)
+        parts = []
+        got = 0
         while got < n:
-            if not self._next():
+            b = self._read(n - got)
+            if not b:
                 raise FormatError(TRUNCATED, self.off,
                                   "stream ends inside %s" % what)
-            take = min(n - got, len(self.piece))
-            parts.append(bytes(self.piece[:take]))
-            self.pos = take
-            got += take
-            self.counter[0] += take
-        return b"".join(parts)
+            parts.append(b)
+            got += len(b)
+            self.counter[0] += len(b)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
-    def some(self, n, what):
-        """Up to n > 0 bytes, at least 1, as a memoryview."""
-        if self.pos == len(self.piece) and not self._next():
-            raise FormatError(TRUNCATED, self.off,
-                              "stream ends inside %s" % what)
-        take = min(n, len(self.piece) - self.pos)
-        mv = self.piece[self.pos:self.pos + take]
-        self.pos += take
-        self.counter[0] += take
-        return mv
+    def readinto(self, mv, what):
+        """Fill the writable memoryview mv."""
+        got, n = 0, len(mv)
+        while got < n:
+            try:
+                k = self.z.readinto(mv[got:])
+            except zstandard.ZstdError as e:
+                raise zstd_error(e, self.counter) from None
+            if not k:
+                raise FormatError(TRUNCATED, self.off,
+                                  "stream ends inside %s" % what)
+            got += k
+            self.counter[0] += k
+
+    def skip(self, n, what):
+        while n:
+            b = self._read(min(n, self.STEP))
+            if not b:
+                raise FormatError(TRUNCATED, self.off,
+                                  "stream ends inside %s" % what)
+            n -= len(b)
+            self.counter[0] += len(b)
 
     def at_end(self):
         """True when no stream bytes follow (reads the rest of the input:
         the remaining frames are checked, their checksums verified)."""
-        if self.pos < len(self.piece):
-            return False
-        return not self._next()
+        return not self._read(1)
 
 
 def _utf8(b):
@@ -322,9 +328,7 @@ def _events(f):
                                   "%d bytes exceeds the limit %d"
                                   % (rtype, rlen, MAX_HEADER))
         if anc:
-            left = rlen
-            while left:
-                left -= len(src.some(left, "an ancillary record"))
+            src.skip(rlen, "an ancillary record")
             records += 1
             continue
         if cur is None:
@@ -411,10 +415,13 @@ def _events(f):
                                       % (cur.rows + nrows, limit))
                 cur.rows += nrows
                 left = want - 8
-                while left:
-                    mv = src.some(left, "a CHUNK record")
-                    left -= len(mv)
-                    yield ("rows", cur, mv)
+                if left:
+                    # The consumer reads exactly left bytes from src
+                    # (readinto or skip) before asking for the next event.
+                    end = src.off + left
+                    yield ("rows", cur, src, left)
+                    if src.off != end:
+                        raise RuntimeError("rows not consumed")
             elif rtype == TENSOR_END:
                 if rlen != 8:
                     raise FormatError(FORMAT, roff + 8, w + "TENSOR_END body "

@@ -1,9 +1,11 @@
 """read, read_meta, iter_rows: tensor streams as numpy arrays."""
 
+import mmap
 import os
 
 import numpy as np
 
+from ._errors import FormatError
 from ._reader import events, DTYPE_NAMES
 from .ledger import Ledger
 
@@ -56,6 +58,40 @@ def _open(src):
     return src, getattr(src, "name", "<file>"), False
 
 
+class _Grow:
+    """A buffer that grows with the data actually present (a private
+    anonymous mapping resized by mremap: no copy, and the untouched tail
+    takes no memory), never to a size a header declares."""
+
+    STEP = 1 << 23
+
+    def __init__(self):
+        self.mm = None
+        self.n = 0
+
+    def fill(self, src, left):
+        while left:
+            k = min(left, self.STEP)
+            need = self.n + k
+            if self.mm is None:
+                self.mm = mmap.mmap(-1, max(need, 1 << 20),
+                                    flags=mmap.MAP_PRIVATE)
+            elif need > len(self.mm):
+                self.mm.resize(max(need, 2 * len(self.mm)))
+            with memoryview(self.mm) as mv:
+                src.readinto(mv[self.n:need], "a CHUNK record")
+            self.n = need
+            left -= k
+
+    def array(self, info):
+        if self.n == 0:
+            return np.empty(tuple(info.dims), dtype=info.dtype)
+        if self.n != len(self.mm):
+            self.mm.resize(self.n)
+        a = np.frombuffer(self.mm, dtype=info.dtype)
+        return a.reshape(tuple(info.dims))
+
+
 def _parse(src, keep):
     """Read src; keep(name) says which tensors' rows to store."""
     f, label, close = _open(src)
@@ -67,22 +103,26 @@ def _parse(src, keep):
             if kind == "rows":
                 b = bufs.get(info.name)
                 if b is not None:
-                    b += ev[2]
+                    b.fill(ev[2], ev[3])
+                else:
+                    ev[2].skip(ev[3], "a CHUNK record")
             elif kind == "tensor":
                 st.info[info.name] = info
                 st.tensor_meta[info.name] = info.meta
                 if info.streamed:
                     st.streamed.add(info.name)
                 if keep(info.name):
-                    bufs[info.name] = bytearray()
+                    bufs[info.name] = _Grow()
             elif kind == "tensor_end":
                 b = bufs.pop(info.name, None)
                 if b is not None:
-                    a = np.frombuffer(b, dtype=info.dtype) if b else \
-                        np.empty(0, dtype=info.dtype)
-                    st.tensors[info.name] = a.reshape(tuple(info.dims))
+                    st.tensors[info.name] = b.array(info)
             else:
                 st.meta = info
+    except FormatError as e:
+        if e.label is None:
+            e.label = label
+        raise
     finally:
         if close:
             f.close()
@@ -130,19 +170,20 @@ def iter_rows(src, tensor, chunk=65536):
                 buf = np.empty(step, dtype=np.uint8)
                 fill = 0
             elif kind == "rows" and info is cur:
-                mv = ev[2]
-                p = 0
-                while p < len(mv):
-                    k = min(step - fill, len(mv) - p)
-                    buf[fill:fill + k] = np.frombuffer(mv[p:p + k],
-                                                       dtype=np.uint8)
+                src, left = ev[2], ev[3]
+                while left:
+                    k = min(step - fill, left)
+                    src.readinto(memoryview(buf)[fill:fill + k],
+                                 "a CHUNK record")
                     fill += k
-                    p += k
+                    left -= k
                     if fill == step:
                         yield buf.view(cur.dtype).reshape(
                             (chunk,) + cur.row_shape)
                         buf = np.empty(step, dtype=np.uint8)
                         fill = 0
+            elif kind == "rows":
+                ev[2].skip(ev[3], "a CHUNK record")
             elif kind == "tensor_end" and info is cur:
                 if cur.row_bytes == 0:
                     left = cur.rows
@@ -155,6 +196,10 @@ def iter_rows(src, tensor, chunk=65536):
                     yield buf[:fill].view(cur.dtype).reshape(
                         (n,) + cur.row_shape)
                 cur = None
+    except FormatError as e:
+        if e.label is None:
+            e.label = label
+        raise
     finally:
         if close:
             f.close()

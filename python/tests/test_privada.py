@@ -132,7 +132,7 @@ class Vectors(unittest.TestCase):
                  "header-flags": ("TS_E_FORMAT", 10),
                  "dtype-6": ("TS_E_FORMAT", 31),
                  "no-checksum": ("TS_E_CHECKSUM", 0),
-                 "bad-checksum": ("TS_E_CHECKSUM", 0),
+                 "bad-checksum": ("TS_E_CHECKSUM", None),
                  "truncated-frame": ("TS_E_TRUNCATED", 0),
                  "window-too-large": ("TS_E_LIMIT", 0),
                  "record-huge": ("TS_E_LIMIT", 20),
