@@ -486,6 +486,9 @@ class LedgerReport(Tmp):
             (entry(ID1, "a", tv="1e-9", tv_epsilon="0.5",
                    delta=repr((1 + math.exp(0.5)) * 1e-9)),
              entry(ID2, "a", rdp="2,4,8,16,32")),
+            (entry(ID1, "a", orders=None, rdp=None, epsilon="0.5",
+                   delta="2e-5"), entry(ID2, "b", orders=None, rdp=None,
+                                        epsilon="0.1", delta="1e-6")),
             (entry(ID1, "a", assumed_raw="true"), entry(ID2, "c",
                                                         data_dependent="true")),
         ]
