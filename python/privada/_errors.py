@@ -1,4 +1,4 @@
-"""Errors of the tensor-stream reader (formats/tensor-stream.md, section 12)."""
+"""Errors of the tensor-stream reader (formats/tensor-stream.md, 12)."""
 
 IO = "TS_E_IO"
 NOMEM = "TS_E_NOMEM"

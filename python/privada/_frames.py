@@ -1,4 +1,4 @@
-"""The compression layer of a tensor stream (formats/tensor-stream.md, section 2).
+"""The compression layer of a tensor stream (formats/tensor-stream.md, 2).
 
 FrameSource(f) hands the input bytes of a file object to the zstd decoder
 after checking every zstd frame header before any of its frame is decoded
@@ -7,8 +7,6 @@ at most 2^27 bytes) and following the frames' block headers (RFC 8878,
 3.1.1.2), so that truncation and trailing bytes are found at the input
 offset where they are.
 """
-
-import zstandard
 
 from ._errors import FormatError, TRUNCATED, FORMAT, LIMIT, ZSTD, CHECKSUM, IO
 
@@ -36,7 +34,7 @@ class _Input:
         return len(self.buf) - self.pos
 
     def fill(self, n):
-        """Have at least n bytes buffered, or all that remain; return avail()."""
+        """At least n bytes buffered, or all that remain; return avail()."""
         while self.avail() < n and not self.eof:
             try:
                 more = self.f.read(max(READ_SIZE, n - self.avail()))

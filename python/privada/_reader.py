@@ -350,6 +350,7 @@ def _events(f):
                                       % MAX_TENSORS)
                 body = src.read(rlen, "a TENSOR record")
                 cur = _tensor_header(body, roff + 16)
+                cur.offset = roff
                 if cur.name in names:
                     raise FormatError(FORMAT, roff + 18, "duplicate tensor "
                                       "name '%s'" % cur.name)

@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from ._errors import FormatError
+from ._errors import FormatError, LIMIT
 from ._reader import events, DTYPE_NAMES
 from .ledger import Ledger
 
@@ -92,6 +92,19 @@ class _Grow:
         return a.reshape(tuple(info.dims))
 
 
+NP_MAX_DIM = (1 << 63) - 1
+
+
+def _numpy_limit(info):
+    """numpy cannot shape an array with a dim above 2^63-1 (a valid but
+    empty tensor can have one): such a tensor is refused, TS_E_LIMIT (a
+    reader's lower limit, section 11)."""
+    dims = info.dims[1:] if info.streamed else info.dims
+    if any(d > NP_MAX_DIM for d in dims):
+        raise FormatError(LIMIT, info.offset, "tensor '%s': a dim above "
+                          "2^63-1, which numpy cannot represent" % info.name)
+
+
 def _parse(src, keep):
     """Read src; keep(name) says which tensors' rows to store."""
     f, label, close = _open(src)
@@ -112,6 +125,7 @@ def _parse(src, keep):
                 if info.streamed:
                     st.streamed.add(info.name)
                 if keep(info.name):
+                    _numpy_limit(info)
                     bufs[info.name] = _Grow()
             elif kind == "tensor_end":
                 b = bufs.pop(info.name, None)
@@ -164,6 +178,7 @@ def iter_rows(src, tensor, chunk=65536):
         for ev in events(f, label):
             kind, info = ev[0], ev[1]
             if kind == "tensor" and info.name == tensor:
+                _numpy_limit(info)
                 found = True
                 cur = info
                 step = chunk * info.row_bytes

@@ -104,8 +104,8 @@ class Release:
             raise LedgerError("release %s: bad dataset %r"
                               % (self.id, self.dataset))
         if self.neighbours not in ("add_remove", "replace_one"):
-            raise LedgerError("release %s: neighbours %r" % (self.id,
-                                                               self.neighbours))
+            raise LedgerError("release %s: neighbours %r"
+                              % (self.id, self.neighbours))
         o, r = self.orders, self.rdp
         if (o is None) != (r is None):
             raise LedgerError("release %s: orders and rdp go together"
@@ -411,8 +411,8 @@ def report(streams, delta, public=()):
 
     Returns a list of DatasetReport, one per dataset named by a release or
     a raw mark, in rdp-account's order (the datasets of the releases as
-    the releases first appear, then those with raw marks only), then a line '(unknown)' when a stream is
-    of unknown provenance.  An empty list: no stream carries a ledger,
+    the releases first appear, then those with raw marks only), then a
+    line '(unknown)' when a stream is of unknown provenance.  An empty list: no stream carries a ledger,
     which is not private either (10.1.2, rule 6)."""
     if not 0 < delta < 1:
         raise ValueError("delta must be in (0, 1)")

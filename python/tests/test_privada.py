@@ -161,6 +161,41 @@ class Vectors(unittest.TestCase):
             tracemalloc.stop()
             self.assertLess(peak, 4 << 20, name)
 
+    def test_products_overflow_left_to_right(self):
+        """dims (1, 2^63, 4, 0): the product overflows before the 0, an
+        error as in the reference reader; (1, 0, 2^63, 4) never overflows,
+        is valid, and numpy cannot shape it: TS_E_LIMIT (a lower limit)."""
+        import struct
+        import zstandard
+
+        def rec(t, body):
+            return struct.pack("<IIQ", t, 0, len(body)) + body
+
+        def stream(dims):
+            body = (struct.pack("<H", 1) + b"x" +
+                    struct.pack("<BBH", 1, len(dims), 0) +
+                    b"".join(struct.pack("<Q", d) for d in dims) +
+                    struct.pack("<I", 0))
+            s = (b"\x93TNS\r\n\x1a\n\x01\x00\x00\x00" + rec(2, body) +
+                 rec(3, struct.pack("<Q", 1)) + rec(4, struct.pack("<Q", 1))
+                 + rec(5, struct.pack("<QQQ", 3, 1, 1)))
+            return zstandard.ZstdCompressor(write_checksum=True).compress(s)
+
+        for dims, code, c in (([1, 1 << 63, 4, 0], "TS_E_OVERFLOW", 65),
+                              ([1, 0, 1 << 63, 4], "TS_E_LIMIT", 0)):
+            path = os.path.join(tempfile.mkdtemp(prefix="privada-test."),
+                                "ov.tns")
+            with open(path, "wb") as f:
+                f.write(stream(dims))
+            self.assertEqual(run("tns", "verify", path,
+                                 check=False).returncode, c)
+            with self.assertRaises(privada.FormatError) as cm:
+                privada.read(path)
+            self.assertEqual(cm.exception.code, code)
+            shutil.rmtree(os.path.dirname(path))
+        self.assertEqual(privada.read_meta(io.BytesIO(stream(
+            [1, 0, 1 << 63, 4]))).info["x"].dims, [1, 0, 1 << 63, 4])
+
     def test_truncation_anywhere_is_detected(self):
         data = slurp(os.path.join(GOOD, "example.tns"), "rb")
         for n in range(len(data)):
@@ -489,8 +524,8 @@ class LedgerReport(Tmp):
             (entry(ID1, "a", orders=None, rdp=None, epsilon="0.5",
                    delta="2e-5"), entry(ID2, "b", orders=None, rdp=None,
                                         epsilon="0.1", delta="1e-6")),
-            (entry(ID1, "a", assumed_raw="true"), entry(ID2, "c",
-                                                        data_dependent="true")),
+            (entry(ID1, "a", assumed_raw="true"),
+             entry(ID2, "c", data_dependent="true")),
         ]
         for i, (e1, e2) in enumerate(cases):
             a = self.ledger_stream("a%d.tns" % i, *e1)
