@@ -412,8 +412,9 @@ def report(streams, delta, public=()):
     Returns a list of DatasetReport, one per dataset named by a release or
     a raw mark, in rdp-account's order (the datasets of the releases as
     the releases first appear, then those with raw marks only), then a
-    line '(unknown)' when a stream is of unknown provenance.  An empty list: no stream carries a ledger,
-    which is not private either (10.1.2, rule 6)."""
+    line '(unknown)' when a stream is of unknown provenance.  An empty
+    list: no stream carries a ledger, which is not private either
+    (10.1.2, rule 6)."""
     if not 0 < delta < 1:
         raise ValueError("delta must be in (0, 1)")
     led = Ledger()
