@@ -224,6 +224,15 @@ class RoundTrip(Tmp):
             "--classes", "3", "-o", self.p("blobs.tns"),
             os.path.join(DPSGD, "blobs.csv"))
         out.append(self.p("blobs.tns"))
+        run("covest", "--epsilon", "1", "--delta", "1e-6", "--clip", "1",
+            "-q", "-o", self.p("cov.tns"), self.p("blobs.tns"))
+        out.append(self.p("cov.tns"))
+        run("gmm-fit", "--by-label", "--classes", "3", "--epsilon", "1",
+            "--delta", "1e-5", "--clip", "3", "-q", "-o", self.p("gmm.tns"),
+            self.p("blobs.tns"))
+        run("gmm-fit", "sample", "--model", self.p("gmm.tns"), "--n", "500",
+            "-o", self.p("synth.tns"))
+        out += [self.p("gmm.tns"), self.p("synth.tns")]
         return out
 
     def test_c_to_python_to_c(self):
