@@ -4,6 +4,7 @@ import os
 import shlex
 import struct
 import sys
+import tempfile
 
 import numpy as np
 import zstandard
@@ -26,6 +27,12 @@ RESERVED = ("dp", "prov", "split")
 def _version():
     from . import __version__
     return __version__
+
+
+def _umask():
+    u = os.umask(0)
+    os.umask(u)
+    return u
 
 
 def _code(dtype):
@@ -103,8 +110,10 @@ class Writer:
     computed from several records without privacy.
 
     Stream metadata is written last, after the tensors, in one META record.
-    An exception inside the with block leaves the output without its END
-    record, so that every reader rejects it."""
+    A path is written as a hidden temporary file beside it, renamed into
+    place by close(); an exception inside the with block removes it (a
+    file object is left without its END record, so that every reader
+    rejects what was written)."""
 
     def __init__(self, dst, meta=None, inherit=(), row_local=False,
                  level=3):
@@ -140,8 +149,18 @@ class Writer:
         if len(self._meta_body) > MAX_HEADER:
             raise ValueError("stream metadata above 16 MiB")
         self.meta = smeta
+        self._tmp = None
         if isinstance(dst, (str, bytes, os.PathLike)):
-            self._f = open(dst, "wb")
+            dst = os.fsdecode(dst)
+            if os.path.exists(dst) and not os.path.isfile(dst):
+                self._f = open(dst, "wb")      # a device or a FIFO
+            else:
+                d, b = os.path.split(dst)
+                fd, self._tmp = tempfile.mkstemp(
+                    prefix="." + b + ".privada-tmp.", dir=d or ".")
+                os.fchmod(fd, 0o666 & ~_umask())
+                self._f = os.fdopen(fd, "wb")
+                self._dst = dst
             self._close = True
         else:
             self._f = dst
@@ -271,6 +290,8 @@ class Writer:
         self._z.close()
         if self._close:
             self._f.close()
+        if self._tmp is not None:
+            os.replace(self._tmp, self._dst)
         self._done = True
 
     def abort(self):
@@ -283,6 +304,8 @@ class Writer:
         finally:
             if self._close:
                 self._f.close()
+            if self._tmp is not None:
+                os.unlink(self._tmp)
             self._done = True
 
     def __enter__(self):

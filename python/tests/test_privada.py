@@ -33,6 +33,12 @@ def run(*args, **kw):
     return subprocess.run(list(args), capture_output=True, **kw)
 
 
+def _umask():
+    u = os.umask(0)
+    os.umask(u)
+    return u
+
+
 def slurp(path, mode="r"):
     with open(path, mode) as f:
         return f.read()
@@ -368,15 +374,27 @@ class Writer(Tmp):
         self.assertEqual(np.load(io.BytesIO(npy(self.p("a.tns"), "x")))
                          .tolist(), a.tolist())
 
-    def test_failure_leaves_a_stream_every_reader_rejects(self):
+    def test_failure_leaves_nothing_or_a_stream_readers_reject(self):
         with self.assertRaises(RuntimeError):
             with privada.Writer(self.p("a.tns")) as w:
                 w.tensor("x", np.ones((3, 2)))
                 raise RuntimeError("stop")
-        self.assertEqual(run("tns", "verify", self.p("a.tns"),
+        self.assertEqual(os.listdir(self.dir), [])
+        with open(self.p("b.tns"), "wb") as f:
+            with self.assertRaises(RuntimeError):
+                with privada.Writer(f) as w:
+                    w.tensor("x", np.ones((3, 2)))
+                    raise RuntimeError("stop")
+        self.assertEqual(run("tns", "verify", self.p("b.tns"),
                              check=False).returncode, 65)
         with self.assertRaises(privada.FormatError):
-            privada.read(self.p("a.tns"))
+            privada.read(self.p("b.tns"))
+        with self.assertRaises(ValueError):
+            privada.write(self.p("c.tns"), {"x": np.ones(2), "y z": 1})
+        self.assertEqual(sorted(os.listdir(self.dir)), ["b.tns"])
+        privada.write(self.p("d.tns"), {"x": np.ones(2)})
+        self.assertEqual(oct(os.stat(self.p("d.tns")).st_mode & 0o777),
+                         oct(0o666 & ~_umask()))
 
     def test_ledger_merge_by_strength_and_id(self):
         a = self.ledger_stream("a.tns", *entry(ID1, "mnist"),
