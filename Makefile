@@ -37,7 +37,8 @@ BIN := $(B)/bin
 # Debian 12 packages: build, test, lint and data sources.
 DEB_PKGS := build-essential libcsv-dev libzstd-dev zstd zlib1g-dev \
 	libopenblas-dev liblapacke-dev libgmp-dev bats bats-assert bats-support \
-	mandoc clang python3-numpy dataset-fashion-mnist python3-sklearn \
+	mandoc clang python3-numpy python3-zstandard python3-setuptools \
+	python3-venv dataset-fashion-mnist python3-sklearn \
 	python3-scipy gnuplot-nox libfftw3-dev libsqlite3-dev sqlite3 \
 	libpq-dev postgresql
 

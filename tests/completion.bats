@@ -35,7 +35,7 @@ complete() {
 	run complete tns sp
 	assert_output "split"
 	run complete tns ''
-	assert_output "$(printf '%s\n' cat from-csv from-npy info meta pick split to-csv to-npy verify)"
+	assert_output "$(printf '%s\n' cat from-csv from-npy info meta pick split to-csv to-npy to-npz verify)"
 	run complete tns meta ''
 	assert_output "set"
 	run complete rdp-account ledger --format ''

@@ -639,6 +639,15 @@ gamma() {
 	assert_output --partial "no epsilon: dataset mnist: delta 1e-05 is not larger than the releases' own deltas"
 }
 
+@test "ledger: releases without a curve whose deltas reach delta give no epsilon (10.1.2, rule 3)" {
+	stream a.tns $(entry $ID1 mnist mechanism=eps_delta orders= rdp= epsilon=0.5 delta=2e-5)
+	run -0 --separate-stderr rdp-account ledger --format tsv --delta 1e-5 a.tns
+	[ "$(awk -F '\t' '$1 == "mnist" { print $3, $11 }' <<< "$output")" = "inf no_epsilon" ]
+	run -1 --separate-stderr rdp-account ledger --budget 100 --delta 1e-5 a.tns
+	[[ $stderr == *"no epsilon: dataset mnist: delta 1e-05 is not larger than the releases' own deltas (2e-05)"* ]]
+	run -0 --separate-stderr rdp-account ledger --budget 100 --delta 1e-4 a.tns
+}
+
 @test "ledger: a data-dependent release is flagged" {
 	stream a.tns $(entry $ID1 mnist data_dependent=true mechanism=pate_gnmax)
 	run -0 --separate-stderr rdp-account ledger --format tsv --delta 1e-5 a.tns

@@ -30,7 +30,7 @@ mknpy() {
 
 @test "tns --help lists every command on stdout and exits 0" {
 	run -0 --separate-stderr tns --help
-	for c in verify info cat pick split to-csv from-csv to-npy from-npy "meta set"; do
+	for c in verify info cat pick split to-csv from-csv to-npy to-npz from-npy "meta set"; do
 		assert_output --partial "tns $c ["
 	done
 	[ -z "$stderr" ]
@@ -103,7 +103,7 @@ mknpy() {
 }
 
 @test "every command rejects garbage with 65, the position, and empty stdout" {
-	for c in verify info cat to-csv to-npy "split --parts 2"; do
+	for c in verify info cat to-csv to-npy to-npz "split --parts 2"; do
 		run -65 --separate-stderr tns $c garbage.tns
 		refute_output
 		[[ $stderr == "tns: garbage.tns: offset 0: "* ]] || { echo "$c: $stderr"; false; }
@@ -660,6 +660,45 @@ for dt in ("<f4", "<f8", "<i4", "<i8", "|u1"):
 	tns from-npy --name m -o m.tns m.npy
 	tns to-csv -o m.csv m.tns
 	"$PY" -c 'import numpy as np; assert np.array_equal(np.loadtxt("m.csv", delimiter=",", dtype="<i8"), np.load("m.npy"))'
+}
+
+@test "tns to-npz: every tensor equal in numpy.load, and the metadata and ledger in privada.json" {
+	"$PY" -c '
+import numpy as np
+rng = np.random.default_rng(3)
+for dt in ("<f4", "<f8", "<i4", "<i8", "|u1"):
+    np.save("t%s.npy" % dt[1:], (rng.standard_normal((4, 3)) * 50).astype(dt))
+'
+	for f in t*.npy; do tns from-npy --name "${f%.npy}" -o "${f%.npy}.tns" "$f"; done
+	tns cat -o all.tns t*.tns "$GOOD/f32-streamed.tns" "$GOOD/scalar.tns" "$GOOD/zero-rows.tns"
+	tns to-npz -o all.npz all.tns
+	tns to-npz all.tns > again.npz
+	cmp all.npz again.npz
+	tns info --format json all.tns > info.json
+	"$PY" - <<'PYEOF'
+import json, subprocess, zipfile
+import numpy as np
+z = np.load("all.npz")
+info = json.load(open("info.json"))
+names = [t["name"] for t in info["tensors"]]
+assert z.files == names + ["privada.json"], z.files
+assert zipfile.ZipFile("all.npz").testzip() is None
+for t in info["tensors"]:
+    npy = subprocess.run(["tns", "to-npy", "-f", "--tensor", t["name"], "all.tns"],
+                         check=True, capture_output=True).stdout
+    assert zipfile.ZipFile("all.npz").read(t["name"] + ".npy") == npy, t["name"]
+    assert list(z[t["name"]].shape) == t["shape"], t
+j = json.loads(z["privada.json"])
+del j["file"], info["file"]
+assert j == info, (j, info)
+assert j["metadata"]["dp.provenance"] == "unknown"
+PYEOF
+}
+
+@test "tns to-npz refuses a bad stream with 65 and writes nothing" {
+	run -65 --separate-stderr tns to-npz -o out.npz "$BAD/bad-checksum.tns"
+	[ ! -e out.npz ]
+	run -64 --separate-stderr tns to-npz a.tns b.tns
 }
 
 @test "tns from-npy reads format 2.0 and 3.0 headers" {

@@ -542,14 +542,15 @@ ledger_total(const struct ledger *l, const char *dataset, double delta,
 
 		t->delta_rdp = delta - charge;
 		t->delta_extra = charge;
+		/* Releases without a curve compose by the basic theorem: their
+		 * deltas add up, and must stay below delta too (10.1.2, 3). */
+		if (!(t->delta_rdp > 0))
+			return lfail(err, errlen, "dataset %s: delta %g is not "
+			    "larger than the releases' own deltas (%g)%s",
+			    dataset, delta, charge, t->tv_recharged ? ", their "
+			    "samplers' total variation charged at the composed "
+			    "epsilon" : "");
 		if (!first_rdp) {
-			if (!(t->delta_rdp > 0))
-				return lfail(err, errlen, "dataset %s: delta %g "
-				    "is not larger than the releases' own "
-				    "deltas (%g)%s", dataset, delta, charge,
-				    t->tv_recharged ? ", their samplers' "
-				    "total variation charged at the composed "
-				    "epsilon" : "");
 			if (rdp_to_epsilon(orders, sum, no, t->delta_rdp,
 			    conv, &t->eps_rdp, &t->order) != 0)
 				return lfail(err, errlen, "dataset %s: cannot "

@@ -9,7 +9,6 @@
 #include "emit.h"
 #include "tensor.h"
 #include "tns.h"
-#include "tstats.h"
 #include "tstream.h"
 #include "tsvalue.h"
 
@@ -17,24 +16,6 @@
  * characters are escaped; bytes of a file name that are not UTF-8 become
  * '?'. */
 #define JSTR (EMIT_J_SHORT | EMIT_J_UTF8)
-
-struct tinfo {
-	char name[TS_MAX_NAME + 1];
-	int dtype, ndim, streamed;
-	uint64_t dims[TS_MAX_NDIM];
-	uint64_t bytes;
-	struct ts_meta meta;
-	struct ts_stats st;
-};
-
-struct finfo {
-	const char *label;
-	char version[16];
-	uint64_t digest;
-	struct tinfo *t;
-	size_t nt;
-	struct ts_meta meta;
-};
 
 static void
 read_info(struct finfo *fi, FILE *fp, const char *label, int want_stats,
@@ -94,7 +75,7 @@ read_info(struct finfo *fi, FILE *fp, const char *label, int want_stats,
 	ts_reader_close(r);
 }
 
-static void
+void
 finfo_free(struct finfo *fi)
 {
 	for (size_t i = 0; i < fi->nt; i++)
@@ -319,7 +300,7 @@ json_meta(FILE *fp, const struct ts_meta *m)
 	fputc('}', fp);
 }
 
-static void
+void
 info_json(FILE *fp, const struct finfo *fi, int want_stats)
 {
 	const struct ts_meta *m = &fi->meta;

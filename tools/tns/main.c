@@ -100,6 +100,7 @@ usage(int status)
 "       tns from-csv [-fqv] [--dtype type] [--header] [--level n]\n"
 "           [--name name] [-o file] [file]\n"
 "       tns to-npy [-fqv] [-o file] [--tensor name] [file]\n"
+"       tns to-npz [-fqv] [-o file] [file]\n"
 "       tns from-npy [-fqv] [--level n] [--name name] [-o file] [file]\n"
 "       tns meta set [-fqv] [-i file] [--level n] [-o file] [--unsafe-ledger]\n"
 "           key=value ...\n", fp);
@@ -115,6 +116,7 @@ usage(int status)
 "  to-csv      write a 1-D or 2-D tensor as CSV\n"
 "  from-csv    read numeric CSV into one 2-D tensor\n"
 "  to-npy      write a tensor as a NumPy .npy file\n"
+"  to-npz      write every tensor and the metadata as a NumPy .npz file\n"
 "  from-npy    read a NumPy .npy file into one tensor\n"
 "  meta set    set stream metadata (for tests)\n"
 "\n"
@@ -159,6 +161,7 @@ static const struct cmd cmds[] = {
 	{ "from-csv", cmd_from_csv, O_FORCE | O_OUTPUT | O_LEVEL | O_NAME |
 	    O_DTYPE | O_HEADER },
 	{ "to-npy", cmd_to_npy, O_FORCE | O_OUTPUT | O_TENSOR },
+	{ "to-npz", cmd_to_npz, O_FORCE | O_OUTPUT },
 	{ "from-npy", cmd_from_npy, O_FORCE | O_OUTPUT | O_LEVEL | O_NAME,
 	    },
 	{ "meta", cmd_meta, O_FORCE | O_INPUT | O_OUTPUT | O_LEVEL | O_UNSAFE,

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "opts.h"
+#include "tstats.h"
 #include "tstream.h"
 
 struct opts {
@@ -34,6 +35,7 @@ int cmd_to_csv(struct opts *o, int argc, char **argv);
 int cmd_from_csv(struct opts *o, int argc, char **argv);
 int cmd_to_npy(struct opts *o, int argc, char **argv);
 int cmd_from_npy(struct opts *o, int argc, char **argv);
+int cmd_to_npz(struct opts *o, int argc, char **argv);
 
 /* Write the stream metadata (inherited keys, then prov.*) as one record
  * at the end, finish the stream and commit the output. */
@@ -59,5 +61,28 @@ void names_free(struct names *s);
 FILE **open_inputs(int argc, char **argv, const char ***labels, int *n);
 /* A usage error when cmd has more than one operand. */
 void one_operand(int argc, const char *cmd);
+
+/* What tns info says of a stream (info.c); to-npz writes its JSON too. */
+struct tinfo {
+	char name[TS_MAX_NAME + 1];
+	int dtype, ndim, streamed;
+	uint64_t dims[TS_MAX_NDIM];
+	uint64_t bytes;
+	struct ts_meta meta;
+	struct ts_stats st;
+};
+
+struct finfo {
+	const char *label;
+	char version[16];
+	uint64_t digest;
+	struct tinfo *t;
+	size_t nt;
+	struct ts_meta meta;
+};
+
+/* The JSON object of tns info --format json, with a newline. */
+void info_json(FILE *fp, const struct finfo *fi, int want_stats);
+void finfo_free(struct finfo *fi);
 
 #endif
