@@ -124,6 +124,55 @@ conv_col2im(const struct conv_geom *g, const float *col, size_t n, float *x)
 		unfold(g, x + i * in, (float *)(col + i * out), 1);
 }
 
+/* Blocks of channels a pooling window visits together: as in nn.c, a
+ * fixed-width loop over local arrays is one that GCC's -O2 vectoriser
+ * turns into SIMD compares and blends; a channel count that is not a
+ * multiple of PB has its last channels done PB-wide too, reading only
+ * the ones that exist. */
+#define PB 8
+
+/* One output position's maxima (or sums) over its window for channels
+ * j0 .. j0 + m - 1 (m <= PB); q0 the window's first input offset. */
+static void
+pool_block(const struct conv_geom *g, int max, const float *xi, size_t q0,
+    size_t j0, size_t m, float *o, uint32_t *a)
+{
+	size_t c = g->c;
+	float best[PB] = { 0 }, v[PB] = { 0 };
+	uint32_t at[PB];
+
+	memcpy(best, xi + q0 + j0, m * sizeof *best);
+	for (size_t j = 0; j < PB; j++)
+		at[j] = (uint32_t)(q0 + j0 + j);
+	for (size_t ky = 0; ky < g->k; ky++)
+		for (size_t kx = 0; kx < g->k; kx++) {
+			size_t qq = q0 + (ky * g->w + kx) * c + j0;
+
+			if (ky + kx == 0)
+				continue;
+			memcpy(v, xi + qq, m * sizeof *v);
+			if (!max) {
+				for (size_t j = 0; j < PB; j++)
+					best[j] += v[j];
+				continue;
+			}
+			/* Strictly greater: the first maximum in window
+			 * order keeps its place.  The index select as a
+			 * mask: GCC vectorises one conditional select per
+			 * loop, not two. */
+			for (size_t j = 0; j < PB; j++) {
+				uint32_t gt = -(uint32_t)(v[j] > best[j]);
+
+				at[j] = (at[j] & ~gt) |
+				    ((uint32_t)(qq + j) & gt);
+				best[j] = v[j] > best[j] ? v[j] : best[j];
+			}
+		}
+	memcpy(o + j0, best, m * sizeof *o);
+	if (max)
+		memcpy(a + j0, at, m * sizeof *a);
+}
+
 void
 conv_pool_fwd(const struct conv_geom *g, int max, const float *x, size_t n,
     float *y, uint32_t *arg)
@@ -137,41 +186,16 @@ conv_pool_fwd(const struct conv_geom *g, int max, const float *x, size_t n,
 
 		for (size_t ty = 0; ty < g->ho; ty++)
 			for (size_t tx = 0; tx < g->wo; tx++) {
-				float *o = yi + (ty * g->wo + tx) * c;
-				uint32_t *a = max ? arg + i * out + (ty * g->wo +
-				    tx) * c : NULL;
+				size_t t = ty * g->wo + tx;
+				float *o = yi + t * c;
+				uint32_t *a = max ? arg + i * out + t * c : NULL;
 				size_t q0 = (ty * g->s * g->w + tx * g->s) * c;
 
-				/* The window's first element, then the rest,
-				 * a row of c channels at a time. */
-				for (size_t j = 0; j < c; j++) {
-					o[j] = xi[q0 + j];
-					if (max)
-						a[j] = (uint32_t)(q0 + j);
-				}
-				for (size_t ky = 0; ky < g->k; ky++)
-					for (size_t kx = 0; kx < g->k; kx++) {
-						size_t q = ((ty * g->s + ky) *
-						    g->w + tx * g->s + kx) * c;
-
-						if (ky + kx == 0)
-							continue;
-						if (!max) {
-							for (size_t j = 0; j < c;
-							    j++)
-								o[j] += xi[q + j];
-							continue;
-						}
-						/* Branchless: vectorised. */
-						for (size_t j = 0; j < c; j++) {
-							float v = xi[q + j];
-							int gt = v > o[j];
-
-							o[j] = gt ? v : o[j];
-							a[j] = gt ? (uint32_t)(q +
-							    j) : a[j];
-						}
-					}
+				/* The window in window order (row by row),
+				 * PB channels at a time. */
+				for (size_t j0 = 0; j0 < c; j0 += PB)
+					pool_block(g, max, xi, q0, j0,
+					    c - j0 < PB ? c - j0 : PB, o, a);
 				if (!max)
 					for (size_t j = 0; j < c; j++)
 						o[j] *= inv;

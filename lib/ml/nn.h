@@ -140,6 +140,10 @@ int nn_net_init_spec(struct nn_net *net, size_t h, size_t w, size_t c,
     const struct nn_spec *sp, size_t n, int act, int act_last, size_t off,
     size_t *end);
 
+/* z[0..len-1] <- a tanh(b z) + c, tanh by a rational approximation
+ * within 4e-7 absolute (nn.c): the image layers' activation. */
+void nn_tanh_fast(float *z, size_t len, float a, float b, float c);
+
 /* Parameters of one layer: in * out + out (dense), kd co + co (conv),
  * 0 (pool). */
 size_t nn_layer_params(const struct nn_layer *l);

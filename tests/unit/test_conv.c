@@ -473,10 +473,106 @@ test_sensitivity(void)
 	rng_free(r);
 }
 
+/* Pooling of 11 channels (a block of 8 and a tail of 3 in conv.c) with
+ * overlapping windows and ties, against loops written here. */
+static void
+test_pool(void)
+{
+	struct conv_geom g;
+	struct rng *r = seeded("pool");
+	float x[2 * 7 * 6 * 11], y[2 * 5 * 4 * 11];
+	uint32_t arg[2 * 5 * 4 * 11];
+	size_t bad = 0, c = 11, in = 7 * 6 * 11, out = 5 * 4 * 11;
+
+	if (conv_geom_init(&g, 7, 6, c, 3, 1, 0, 0, 1) != 0)
+		abort();
+	/* Values on a grid of 5: many ties. */
+	for (size_t k = 0; k < 2 * in; k++)
+		x[k] = (float)floor(unif(r, 2.5));
+	for (int max = 0; max < 2; max++) {
+		conv_pool_fwd(&g, max, x, 2, y, max ? arg : NULL);
+		for (size_t i = 0; i < 2; i++)
+			for (size_t t = 0; t < 20; t++)
+				for (size_t j = 0; j < c; j++) {
+					size_t ty = t / 4, tx = t % 4, at = 0;
+					double m = -INFINITY, sum = 0;
+
+					for (size_t ky = 0; ky < 3; ky++)
+						for (size_t kx = 0; kx < 3; kx++) {
+							size_t q = ((ty + ky) * 6 +
+							    tx + kx) * c + j;
+
+							sum += x[i * in + q];
+							if (x[i * in + q] > m) {
+								m = x[i * in + q];
+								at = q;
+							}
+						}
+					if (max ? y[i * out + t * c + j] != m ||
+					    arg[i * out + t * c + j] != at :
+					    fabs(y[i * out + t * c + j] - sum /
+					    9) > 1e-6)
+						bad++;
+				}
+	}
+	ok(bad == 0, "max and average pooling of 11 channels (3x3 windows "
+	    "at stride 1, ties) equal direct loops: %zu differ", bad);
+	rng_free(r);
+}
+
+/* The image layers' tanh (and a tanh(b x) + c, the tempered sigmoid)
+ * against libm's tanh and exp in double, on every 2^-10 from -12 to 12,
+ * tiny values, and the specials. */
+static void
+test_tanh_fast(void)
+{
+	size_t n = 24 * 1024 + 1 + 6;
+	float *z = malloc(n * sizeof *z), *u = malloc(n * sizeof *u);
+	double abs_err = 0, rel_err = 0, sig_err = 0;
+
+	if (z == NULL || u == NULL)
+		abort();
+	for (size_t k = 0; k + 6 < n; k++)
+		z[k] = (float)ldexp((double)k, -10) - 12.0f;
+	z[n - 6] = 1e-30f;
+	z[n - 5] = -3e-4f;
+	z[n - 4] = 1e-38f;
+	z[n - 3] = INFINITY;
+	z[n - 2] = -INFINITY;
+	z[n - 1] = NAN;
+	memcpy(u, z, n * sizeof *z);
+	nn_tanh_fast(z, n, 1.0f, 1.0f, 0.0f);
+	/* s sigmoid(T x) - o with s 3, T 1.5, o 0.5 */
+	nn_tanh_fast(u, n, 1.5f, 0.75f, 1.0f);
+	for (size_t k = 0; k + 3 < n; k++) {
+		double x = k + 6 < n ? ldexp((double)k, -10) - 12 :
+		    k == n - 6 ? 1e-30 : k == n - 5 ? -3e-4 : 1e-38;
+		double t = tanh((double)(float)x), e = fabs(z[k] - t);
+		double sg = 3 / (1 + exp(-1.5 * (double)(float)x)) - 0.5;
+
+		abs_err = e > abs_err ? e : abs_err;
+		if (t != 0 && e / fabs(t) > rel_err)
+			rel_err = e / fabs(t);
+		if (fabs(u[k] - sg) > sig_err)
+			sig_err = fabs(u[k] - sg);
+	}
+	ok(abs_err < 5e-7 && rel_err < 5e-7, "fast tanh within %.3g absolute, "
+	    "%.3g relative of tanh on [-12, 12] and tiny values", abs_err,
+	    rel_err);
+	ok(sig_err < 3e-6, "3 sigmoid(1.5 x) - 0.5 as 1.5 tanh(0.75 x) + 1 "
+	    "within %.3g", sig_err);
+	ok(z[n - 3] == 1.0f && z[n - 2] == -1.0f && isnan(z[n - 1]),
+	    "fast tanh: +-inf give +-1, NaN stays NaN");
+	free(z);
+	free(u);
+}
+
 int
 main(void)
 {
 	test_geometry();
+	test_pool();
+	test_tanh_fast();
 	test_grad(NN_ACT_RELU, "relu");
 	test_grad(NN_ACT_TANH, "tanh");
 	test_sensitivity();
