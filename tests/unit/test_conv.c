@@ -567,10 +567,77 @@ test_tanh_fast(void)
 	free(u);
 }
 
+/* im2col against the definition in conv.h, and col2im as its adjoint
+ * (<im2col x, u> = <x, col2im u>), with padding on every side, a stride,
+ * a kernel row cut by the padding and channels 1 and 3. */
+static void
+test_im2col(void)
+{
+	static const size_t geo[][6] = {	/* h w c k s p */
+		{ 7, 6, 3, 4, 2, 2 }, { 9, 9, 1, 8, 2, 3 }, { 5, 8, 3, 3, 1, 1 },
+	};
+	struct rng *r = seeded("im2col");
+
+	for (size_t e = 0; e < sizeof geo / sizeof geo[0]; e++) {
+		const size_t *q = geo[e];
+		struct conv_geom g;
+		size_t n = 2, in, T, kd, bad = 0;
+		float *x, *col, *u, *xu;
+		double lhs = 0, rhs = 0;
+
+		if (conv_geom_init(&g, q[0], q[1], q[2], q[3], q[4], q[5], 2,
+		    0) != 0)
+			abort();
+		in = q[0] * q[1] * q[2];
+		T = conv_positions(&g);
+		kd = conv_kd(&g);
+		x = malloc(n * in * sizeof *x);
+		xu = malloc(n * in * sizeof *x);
+		col = malloc(n * T * kd * sizeof *col);
+		u = malloc(n * T * kd * sizeof *col);
+		if (x == NULL || xu == NULL || col == NULL || u == NULL)
+			abort();
+		for (size_t k = 0; k < n * in; k++)
+			x[k] = (float)unif(r, 1);
+		for (size_t k = 0; k < n * T * kd; k++)
+			u[k] = (float)unif(r, 1);
+		conv_im2col(&g, x, n, col);
+		conv_col2im(&g, u, n, xu);
+		for (size_t i = 0; i < n; i++)
+			for (size_t t = 0; t < T; t++)
+				for (size_t j = 0; j < kd; j++) {
+					long yy = (long)((t / g.wo) * g.s) -
+					    (long)g.p + (long)(j / (g.k * g.c));
+					long xx = (long)((t % g.wo) * g.s) -
+					    (long)g.p + (long)(j / g.c % g.k);
+					size_t ci = j % g.c, k = (i * T + t) * kd + j;
+					float want = yy < 0 || xx < 0 ||
+					    yy >= (long)g.h || xx >= (long)g.w ?
+					    0.0f : x[i * in + ((size_t)yy * g.w +
+					    (size_t)xx) * g.c + ci];
+
+					bad += col[k] != want;
+					lhs += (double)col[k] * u[k];
+				}
+		for (size_t k = 0; k < n * in; k++)
+			rhs += (double)x[k] * xu[k];
+		ok(bad == 0 && fabs(lhs - rhs) <= 1e-5 * (1 + fabs(lhs)),
+		    "im2col %zux%zux%zu k%zu s%zu p%zu: %zu entries differ "
+		    "from the definition; <A x, u> %.9g, <x, A^T u> %.9g",
+		    q[0], q[1], q[2], q[3], q[4], q[5], bad, lhs, rhs);
+		free(x);
+		free(xu);
+		free(col);
+		free(u);
+	}
+	rng_free(r);
+}
+
 int
 main(void)
 {
 	test_geometry();
+	test_im2col();
 	test_pool();
 	test_tanh_fast();
 	test_grad(NN_ACT_RELU, "relu");
