@@ -135,6 +135,8 @@ nn_net_init_spec(struct nn_net *net, size_t h, size_t w, size_t c,
 		}
 		L->act = l + 1 == n ? act_last : IS_POOL(L) ?
 		    NN_ACT_IDENTITY : act;
+		L->ts[0] = L->ts[1] = 2.0f;	/* tanh until set */
+		L->ts[2] = 1.0f;
 		L->off = off;
 		np = nn_layer_params(L);
 		if (off > SIZE_MAX - np)
@@ -148,6 +150,21 @@ nn_net_init_spec(struct nn_net *net, size_t h, size_t w, size_t c,
 	net->nlayers = n;
 	if (end != NULL)
 		*end = off;
+	return 0;
+}
+
+int
+nn_net_set_tsig(struct nn_net *net, float s, float t, float o)
+{
+	if (!(s > 0 && s <= NN_TSIG_MAX && t > 0 && t <= NN_TSIG_MAX &&
+	    o >= -NN_TSIG_MAX && o <= NN_TSIG_MAX))
+		return NN_E_RANGE;
+	for (size_t l = 0; l < net->nlayers; l++)
+		if (net->layer[l].act == NN_ACT_TSIG) {
+			net->layer[l].ts[0] = s;
+			net->layer[l].ts[1] = t;
+			net->layer[l].ts[2] = o;
+		}
 	return 0;
 }
 
@@ -503,6 +520,16 @@ nn_tanh_fast(float *z, size_t len, float a, float b, float c)
 	}
 }
 
+/* The tempered sigmoid of layer L on z[0..len-1]: s sigmoid(T z) - o
+ * = s/2 tanh(T/2 z) + s/2 - o. */
+static void
+act_tsig(const struct nn_layer *L, float *z, size_t len)
+{
+	float h = L->ts[0] / 2;
+
+	nn_tanh_fast(z, len, h, L->ts[1] / 2, h - L->ts[2]);
+}
+
 /* Forward of image layer l (W its parameters) on n rows. */
 static void
 image_forward(const struct nn_layer *L, const float *W, struct nn_ws *ws,
@@ -524,6 +551,8 @@ image_forward(const struct nn_layer *L, const float *W, struct nn_ws *ws,
 				z[k] = z[k] > 0.0f ? z[k] : 0.0f;
 		else if (L->act == NN_ACT_TANH)
 			nn_tanh_fast(z, n * L->out, 1.0f, 1.0f, 0.0f);
+		else if (L->act == NN_ACT_TSIG)
+			act_tsig(L, z, n * L->out);
 		return;
 	}
 	conv_im2col(&L->g, ws->a[l], n, ws->col[l]);
@@ -532,6 +561,8 @@ image_forward(const struct nn_layer *L, const float *W, struct nn_ws *ws,
 		bias_act(z + r * co, W + kd * co, co, L->act == NN_ACT_RELU);
 	if (L->act == NN_ACT_TANH)
 		nn_tanh_fast(z, n * L->out, 1.0f, 1.0f, 0.0f);
+	else if (L->act == NN_ACT_TSIG)
+		act_tsig(L, z, n * L->out);
 }
 
 void
@@ -555,6 +586,8 @@ nn_forward_to(const struct nn_net *net, const float *param,
 			    L->act == NN_ACT_RELU);
 		if (L->act == NN_ACT_TANH)
 			act_tanh(z, n * L->out);
+		else if (L->act == NN_ACT_TSIG)
+			act_tsig(L, z, n * L->out);
 	}
 }
 
@@ -652,15 +685,27 @@ axpy(float *s, float scale, const float *x, size_t len)
 		s[k] += scale * x[k];
 }
 
-/* g <- g * act'(z), a = act(z) the layer's output. */
+/* g <- g * act'(z), a = act(z) the output of layer L.  The tempered
+ * sigmoid a = h tanh(b z) + h - o (h = s/2, b = T/2) has the derivative
+ * h b (1 - u^2), u = (a - h + o) / h its tanh. */
 static void
-act_back(int act, float *g, const float *a, size_t len)
+act_back(const struct nn_layer *L, float *g, const float *a, size_t len)
 {
-	if (act == NN_ACT_RELU)
+	if (L->act == NN_ACT_RELU)
 		relu_mask(g, a, len);
-	else if (act == NN_ACT_TANH)
+	else if (L->act == NN_ACT_TANH)
 		for (size_t k = 0; k < len; k++)
 			g[k] *= 1.0f - a[k] * a[k];
+	else if (L->act == NN_ACT_TSIG) {
+		float h = L->ts[0] / 2, hb = h * (L->ts[1] / 2);
+		float c = h - L->ts[2];
+
+		for (size_t k = 0; k < len; k++) {
+			float u = (a[k] - c) / h;
+
+			g[k] *= hb * (1.0f - u * u);
+		}
+	}
 }
 
 /* gin (n x in) = the gradient of layer l's input from g (n x out, the
@@ -699,13 +744,13 @@ nn_backward(const struct nn_net *net, const float *param, struct nn_ws *ws,
 		return;
 	if (gout != ws->g[L - 1])
 		memcpy(ws->g[L - 1], gout, n * top->out * sizeof *gout);
-	act_back(top->act, ws->g[L - 1], ws->a[L], n * top->out);
+	act_back(top, ws->g[L - 1], ws->a[L], n * top->out);
 	for (size_t l = L - 1; l > lo; l--) {
 		const struct nn_layer *Ly = &net->layer[l];
 
 		/* g_{l-1} = (g_l W_l^T) * act'_{l-1}(a_l) */
 		layer_back(Ly, param, ws, l, ws->g[l], ws->g[l - 1]);
-		act_back(net->layer[l - 1].act, ws->g[l - 1], ws->a[l],
+		act_back(&net->layer[l - 1], ws->g[l - 1], ws->a[l],
 		    n * Ly->in);
 	}
 	if (gin != NULL)

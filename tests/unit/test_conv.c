@@ -1,7 +1,8 @@
 /*
  * Unit tests of the image layers (lib/ml/conv.c and their use in
  * lib/ml/nn.c): forward and backward of convolution, average and max
- * pooling, tanh and ReLU against central finite differences of a
+ * pooling, tanh, the tempered sigmoid and ReLU against central finite
+ * differences of a
  * double-precision forward pass written here from the definitions in
  * conv.h (direct loops, no im2col); per-example gradient norms (direct
  * and ghost) against the materialised per-example gradients; the clipped
@@ -65,14 +66,16 @@ static const struct nn_spec spec[] = {
 /* ---- an independent f64 forward pass ---- */
 
 static double
-act(int a, double z, double *kink)
+act(const struct nn_layer *L, double z, double *kink)
 {
-	if (a == NN_ACT_RELU) {
+	if (L->act == NN_ACT_RELU) {
 		if (fabs(z) < *kink)
 			*kink = fabs(z);
 		return z > 0 ? z : 0;
 	}
-	return a == NN_ACT_TANH ? tanh(z) : z;
+	if (L->act == NN_ACT_TSIG)	/* s sigmoid(T z) - o */
+		return L->ts[0] / (1 + exp(-(double)L->ts[1] * z)) - L->ts[2];
+	return L->act == NN_ACT_TANH ? tanh(z) : z;
 }
 
 /* The loss of example x (D0 values) with label y; *kink receives the
@@ -183,7 +186,7 @@ ref_loss(const struct nn_net *net, const double *p, const double *x, int y,
 			}
 		}
 		for (size_t k = 0; k < L->out; k++)
-			a[k] = act(L->act, z[k], kink);
+			a[k] = act(L, z[k], kink);
 		if (L->kind != NN_DENSE) {
 			h = g->ho;
 			w = g->wo;
@@ -215,6 +218,9 @@ build(struct nn_net *net, int a, size_t *np)
 {
 	if (nn_net_init_spec(net, H0, W0, C0, spec, NL, a, NN_ACT_IDENTITY, 0,
 	    np) != 0)
+		abort();
+	/* A tempered sigmoid that is not tanh (s 1.7, T 3, o 0.4). */
+	if (a == NN_ACT_TSIG && nn_net_set_tsig(net, 1.7f, 3.0f, 0.4f) != 0)
 		abort();
 }
 
@@ -642,6 +648,7 @@ main(void)
 	test_tanh_fast();
 	test_grad(NN_ACT_RELU, "relu");
 	test_grad(NN_ACT_TANH, "tanh");
+	test_grad(NN_ACT_TSIG, "tsigmoid:1.7:3:0.4");
 	test_sensitivity();
 	return tap_done();
 }
