@@ -214,6 +214,48 @@ pool_block(const struct conv_geom *g, int max, const float *xi, size_t q0,
 		memcpy(a + j0, at, m * sizeof *a);
 }
 
+/* Patches covering row (or column) y of an image of ho output rows:
+ * the t in [0, ho) with 0 <= y + p - t s < k. */
+static double
+cover(size_t y, size_t ho, size_t k, size_t s, size_t p)
+{
+	long yp = (long)(y + p), lo, hi;
+
+	/* t >= (yp - k + 1) / s rounded up, t <= yp / s rounded down */
+	lo = yp - (long)k + 1 <= 0 ? 0 : (yp - (long)k + (long)s) / (long)s;
+	hi = yp / (long)s;
+	hi = hi < (long)ho - 1 ? hi : (long)ho - 1;
+	return hi >= lo ? (double)(hi - lo + 1) : 0;
+}
+
+double
+conv_unfold_sqnorm(const struct conv_geom *g, const float *x)
+{
+	size_t c = g->c;
+	double total = 0, cov[CONV_MAX_DIM];	/* 32 KiB of stack */
+
+	for (size_t xx = 0; xx < g->w; xx++)
+		cov[xx] = cover(xx, g->wo, g->k, g->s, g->p);
+	for (size_t y = 0; y < g->h; y++) {
+		double ry = cover(y, g->ho, g->k, g->s, g->p), row = 0;
+
+		if (ry == 0)
+			continue;
+		for (size_t xx = 0; xx < g->w; xx++) {
+			double cx = cov[xx], v = 0;
+			const float *px = x + (y * g->w + xx) * c;
+
+			if (cx == 0)
+				continue;
+			for (size_t j = 0; j < c; j++)
+				v += (double)px[j] * (double)px[j];
+			row += cx * v;
+		}
+		total += ry * row;
+	}
+	return total;
+}
+
 void
 conv_pool_fwd(const struct conv_geom *g, int max, const float *x, size_t n,
     float *y, uint32_t *arg)

@@ -847,7 +847,10 @@ nn_row_sqnorm(const float *x, size_t d)
  *   sqrt(||a_t||^2 + 1) sqrt(||a_t'||^2 + 1), summing gives an error of
  *   at most (gamma_kd + gamma_co + gamma_kd gamma_co + gamma_(T^2+3)(f64))
  *   m_i, m_i = (||A_i||^2 + T) ||G_i||^2 (the norms are double sums of
- *   exact squares, relative error below 2^-28 as for dense layers), so
+ *   exact squares, relative error below 2^-28 as for dense layers;
+ *   ||A_i||^2 is taken from the layer's input, each pixel's square times
+ *   the number of patches over it, conv_unfold_sqnorm: nonnegative terms,
+ *   integer counts, h + w + c + 2 double roundings at most), so
  *   conv_sqnorms adds max(s_i, 0) + that + 2^-200 (underflow).
  *   The clipped sum is then one DGEMM A^T diag(w) G over the n T rows
  *   (i, t), whose error per entry is relative to sum_i w_i sum_t |a_it|
@@ -881,7 +884,8 @@ conv_sqnorms(const struct nn_layer *L, const struct nn_ws *ws, size_t l,
 		const float *G = ws->g[l] + i * T * co;
 		float *S = ghost ? ws->nscr : ws->pex[l] + i * kd * co;
 		double *bs = ghost ? NULL : ws->pexb[l] + i * co;
-		double na = sumsq(A, T * kd), ng = sumsq(G, T * co);
+		double na = conv_unfold_sqnorm(&L->g, ws->a[l] + i * L->in);
+		double ng = sumsq(G, T * co);
 		double m = (na + dT) * ng, v = 0;
 
 		if (!(na <= NN_ACT_BOUND2)) {		/* also NaN */

@@ -581,6 +581,7 @@ test_im2col(void)
 {
 	static const size_t geo[][6] = {	/* h w c k s p */
 		{ 7, 6, 3, 4, 2, 2 }, { 9, 9, 1, 8, 2, 3 }, { 5, 8, 3, 3, 1, 1 },
+		{ 10, 9, 2, 3, 3, 0 },	/* rows and columns no patch covers */
 	};
 	struct rng *r = seeded("im2col");
 
@@ -627,6 +628,17 @@ test_im2col(void)
 				}
 		for (size_t k = 0; k < n * in; k++)
 			rhs += (double)x[k] * xu[k];
+		for (size_t i = 0; i < n; i++) {
+			double a2 = 0, f = conv_unfold_sqnorm(&g, x + i * in);
+
+			for (size_t k = 0; k < T * kd; k++)
+				a2 += (double)col[i * T * kd + k] *
+				    col[i * T * kd + k];
+			ok(fabs(f - a2) <= 1e-13 * a2, "im2col %zux%zux%zu k%zu "
+			    "s%zu p%zu: example %zu's unfolded squared norm from "
+			    "the image %.17g, unfolded %.17g", q[0], q[1], q[2],
+			    q[3], q[4], q[5], i, f, a2);
+		}
 		ok(bad == 0 && fabs(lhs - rhs) <= 1e-5 * (1 + fabs(lhs)),
 		    "im2col %zux%zux%zu k%zu s%zu p%zu: %zu entries differ "
 		    "from the definition; <A x, u> %.9g, <x, A^T u> %.9g",
