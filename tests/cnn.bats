@@ -61,8 +61,13 @@ def patches(a, k, s, p):
 def forward(T, S, x, upto=None):
     """Logits (or layer upto's output) of one example, and the cache."""
     shape, layers = parse(S["model.arch"])
-    act = np.tanh if S.get("model.activation") == "tanh" else \
-        (lambda z: np.maximum(z, 0))
+    an = S.get("model.activation", "relu")
+    if an.startswith("tsigmoid:"):
+        # the tempered sigmoid s sigmoid(T z) - o (Papernot et al. 2021)
+        ts, tt, to = (float(v) for v in an.split(":")[1:])
+        act = lambda z: ts / (1 + np.exp(-tt * z)) - to
+    else:
+        act = np.tanh if an == "tanh" else (lambda z: np.maximum(z, 0))
     a = x.reshape(shape).astype(np.float64); cache = []
     for l, (kind, v) in enumerate(layers):
         last = l == len(layers) - 1
@@ -199,6 +204,39 @@ for name, upto in (("z.tns", None), ("f1.tns", 1), ("f2.tns", 2), ("f3.tns", 3))
     assert err < 1e-5, (name, err)
 print("ok")'
 	[ "$output" = ok ]
+}
+
+@test "--activation tsigmoid:S:T:O: stored in the model, predict equals a numpy forward pass; bad values are refused" {
+	dpsgd-train --no-dp -S 3 --input-shape 6x6x2 --arch c4k3s1p1,g2,m2s1,c4k3s2,d5 \
+		--activation tsigmoid:1.5:3:0.25 --epochs 3 --batch 8 --lr 0.1 img.tns -o m.tns 2>/dev/null
+	predict --model m.tns --emit logits img.tns -o z.tns
+	predict --model m.tns --features 5 img.tns -o f5.tns
+	run -0 $PY -c '
+from load import load
+from cnnref import forward
+import numpy as np
+T, S, E = load("m.tns")
+assert S["model.activation"] == "tsigmoid:1.5:3:0.25", S["model.activation"]
+X = load("img.tns")[0]["X"]
+for name, upto in (("z.tns", None), ("f5.tns", 5)):
+    got = load(name)[0]["logits" if upto is None else "X"]
+    want = np.array([forward(T, S, x, upto)[0] for x in X])
+    err = np.abs(got - want).max() / np.abs(want).max()
+    assert err < 1e-5, (name, err)
+# the dense hidden layer leaves values in (-0.25, 1.25), not tanh-like
+f = load("f5.tns")[0]["X"]
+assert f.min() > -0.25 and f.max() < 1.25 and f.max() > 0.8, (f.min(), f.max())
+print("ok")'
+	[ "$output" = ok ]
+	for a in sigmoid tsigmoid tsigmoid:1:1 tsigmoid:0:1:0 tsigmoid:1:-2:0 \
+		tsigmoid:1:2:3:4 tsigmoid:x:1:0 tsigmoid:1:1:2e6 "tsigmoid: 1:1:0" tsigmoid:nan:1:0; do
+		run -64 --separate-stderr dpsgd-train --no-dp --epochs 1 --input-shape 6x6x2 \
+			--arch c4k3 --activation "$a" img.tns
+		[[ $stderr == *"--activation '$a'"* ]] || { echo "$a: $stderr"; false; }
+	done
+	tns meta set --unsafe-ledger model.activation=tsigmoid:1:0:0 < m.tns > bad.tns
+	run -65 --separate-stderr predict --model bad.tns img.tns
+	[[ $stderr == *"model.activation 'tsigmoid:1:0:0'"* ]]
 }
 
 @test "scattering features: --layout hwc rows train as their features.shape, channel last; chw rows are refused" {

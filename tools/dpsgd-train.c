@@ -65,7 +65,10 @@ usage(int status)
 		    "  -S, --seed N           reproducible run: NOT private\n"
 		    "  -V, --version          show the version\n"
 		    "  -v, --verbose          a line per epoch on stderr\n"
-		    "      --activation NAME  --arch: relu (default) or tanh\n"
+		    "      --activation NAME  --arch: relu (default), tanh or "
+		    "tsigmoid:S:T:O\n"
+		    "                         (S sigmoid(T x) - O; tanh is "
+		    "tsigmoid:2:2:1)\n"
 		    "      --arch LIST        layers, e.g. c16k8s2p3,m2,c32k4s2,m2,"
 		    "d32:\n"
 		    "                         conv c<N>k<K>[s<S>][p<P>],\n"
@@ -287,11 +290,11 @@ parse_args(int argc, char **argv, struct opts *o)
 				o->sgd_opt = longopts[i].name;
 		switch (ch) {
 		case OPT_ACTIVATION: {
-			static const char *const acts[] = { "relu", "tanh",
-				NULL };
+			char err[256];
 
-			o->act = cli_choice("--activation", optarg, acts) == 0 ?
-			    NN_ACT_RELU : NN_ACT_TANH;
+			if (model_parse_act(optarg, &o->act, o->ts, err,
+			    sizeof err) != 0)
+				cli_usage_error("--activation %s", err);
 			o->has_act = 1;
 			break;
 		}

@@ -311,7 +311,7 @@ setup_cnn(struct nn_model *m, const struct dpsgd_setup *s, size_t K,
 	memcpy(sp, s->arch, s->narch * sizeof *sp);
 	sp[s->narch] = (struct nn_spec){ NN_DENSE, K, 0, 0, 0 };
 	if ((rc = model_init_cnn(m, s->shape[0], s->shape[1], s->shape[2], sp,
-	    s->narch + 1, s->act)) != 0) {
+	    s->narch + 1, s->act, s->ts)) != 0) {
 		if (rc == NN_E_NOMEM) {
 			msg(err, errlen, "out of memory");
 			return PV_E_NOMEM;

@@ -83,6 +83,7 @@ struct dpsgd_setup {
 	size_t narch;			/* fewer than NN_MAX_LAYERS */
 	size_t shape[3];		/* --arch: the rows as H x W x C */
 	int act;			/* --arch: the hidden activation */
+	float ts[3];			/* NN_ACT_TSIG: its s, T, o */
 };
 
 /*

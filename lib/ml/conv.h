@@ -57,6 +57,14 @@ void conv_im2col(const struct conv_geom *g, const float *x, size_t n,
 void conv_col2im(const struct conv_geom *g, const float *col, size_t n,
     float *x);
 
+/* The squared Frobenius norm of one example's unfolded input (the T x kd
+ * rows conv_im2col makes of x, h w c values) without unfolding it: each
+ * pixel appears in r(y) c(x) patches, r and c the counts of kernel rows
+ * and columns over it, so the norm is the sum over pixels of r(y) c(x)
+ * x^2 (in double: exact squares, their row sums times the counts; pixels
+ * no patch covers are left out, as in the unfolding). */
+double conv_unfold_sqnorm(const struct conv_geom *g, const float *x);
+
 /* Pooling forward: y (n x ho wo c) from x; max pooling also stores in
  * arg (n x ho wo c) the index in its example's row of x of each maximum
  * (the first, in window order; NULL for average pooling).  Backward: gx

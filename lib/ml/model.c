@@ -42,17 +42,23 @@ model_init(struct nn_model *m, const size_t *w, size_t nlayers)
 
 int
 model_init_cnn(struct nn_model *m, size_t h, size_t w, size_t c,
-    const struct nn_spec *sp, size_t n, int act)
+    const struct nn_spec *sp, size_t n, int act, const float *ts)
 {
 	size_t end;
 	int rc;
 
 	memset(m, 0, sizeof *m);
-	if (act != NN_ACT_RELU && act != NN_ACT_TANH)
+	if (act != NN_ACT_RELU && act != NN_ACT_TANH &&
+	    (act != NN_ACT_TSIG || ts == NULL))
 		return NN_E_RANGE;
 	if ((rc = nn_net_init_spec(&m->net, h, w, c, sp, n, act,
 	    NN_ACT_IDENTITY, 0, &end)) != 0)
 		return rc;
+	if (act == NN_ACT_TSIG) {
+		if ((rc = nn_net_set_tsig(&m->net, ts[0], ts[1], ts[2])) != 0)
+			return rc;
+		memcpy(m->ts, ts, sizeof m->ts);
+	}
 	if (end > SIZE_MAX / sizeof(float) ||
 	    (m->param = calloc(end ? end : 1, sizeof(float))) == NULL) {
 		memset(m, 0, sizeof *m);
@@ -287,14 +293,60 @@ model_parse_arch(const char *s, size_t *w, size_t *nlayers, char *err,
 }
 
 int
+model_parse_act(const char *s, int *act, float *ts, char *err,
+    size_t errlen)
+{
+	const char *p = s + 9;
+
+	if (strcmp(s, "relu") == 0 || strcmp(s, "tanh") == 0) {
+		*act = s[0] == 'r' ? NN_ACT_RELU : NN_ACT_TANH;
+		return 0;
+	}
+	if (strncmp(s, "tsigmoid:", 9) != 0)
+		return fail(err, errlen, "'%.64s': relu, tanh or "
+		    "tsigmoid:S:T:O", s);
+	for (int k = 0; k < 3; k++) {
+		char *q;
+		double v;
+
+		errno = 0;
+		v = strtod(p, &q);
+		if (q == p || errno != 0 || *q != (k < 2 ? ':' : '\0') ||
+		    !(k < 2 ? v > 0 && v <= NN_TSIG_MAX : fabs(v) <=
+		    NN_TSIG_MAX) || strchr("+-.0123456789", *p) == NULL)
+			return fail(err, errlen, "'%.64s': tsigmoid:S:T:O "
+			    "takes decimal S and T in (0, %g] and O in [-%g, "
+			    "%g] (the tempered sigmoid S sigmoid(T x) - O)",
+			    s, NN_TSIG_MAX, NN_TSIG_MAX, NN_TSIG_MAX);
+		ts[k] = (float)v;
+		p = q + 1;
+	}
+	if (!(ts[0] > 0 && ts[1] > 0))		/* below the least float */
+		return fail(err, errlen, "'%.64s': S and T round to 0", s);
+	*act = NN_ACT_TSIG;
+	return 0;
+}
+
+void
+model_act_str(const struct nn_model *m, char *buf, size_t len)
+{
+	if (m->cnn && m->act == NN_ACT_TSIG)
+		snprintf(buf, len, "tsigmoid:%.9g:%.9g:%.9g", (double)m->ts[0],
+		    (double)m->ts[1], (double)m->ts[2]);
+	else
+		snprintf(buf, len, "%s", m->cnn && m->act == NN_ACT_TANH ?
+		    "tanh" : "relu");
+}
+
+int
 model_put_meta(const struct nn_model *m, struct ts_meta *meta)
 {
-	char arch[MODEL_MAX_ARCH];
+	char arch[MODEL_MAX_ARCH], act[MODEL_MAX_ACT];
 
 	model_arch(m, arch, sizeof arch);
+	model_act_str(m, act, sizeof act);
 	if (ts_meta_set(meta, "model.arch", arch) != 0 ||
-	    ts_meta_set(meta, "model.activation", m->cnn &&
-	    m->act == NN_ACT_TANH ? "tanh" : "relu") != 0 ||
+	    ts_meta_set(meta, "model.activation", act) != 0 ||
 	    ts_meta_setf(meta, "model.classes", "%zu", model_classes(m)) != 0)
 		return -1;
 	return 0;
@@ -406,6 +458,8 @@ read_cnn(struct nn_model *m, const struct ts_meta *meta, const char *arch,
 	const char *v = ts_meta_get(meta, "model.activation"), *colon;
 	size_t h, w, c, n, len;
 	int act = NN_ACT_RELU, rc;
+	float ts[3];
+	char aerr[256];
 
 	colon = strchr(arch + 4, ':');
 	len = colon ? (size_t)(colon - arch - 4) : 0;
@@ -417,12 +471,8 @@ read_cnn(struct nn_model *m, const struct ts_meta *meta, const char *arch,
 	if (model_parse_shape(shape, &h, &w, &c, err, errlen) != 0 ||
 	    model_parse_layers(colon + 1, sp, &n, err, errlen) != 0)
 		return -1;
-	if (v != NULL && strcmp(v, "relu") != 0) {
-		if (strcmp(v, "tanh") != 0)
-			return fail(err, errlen, "model.activation '%.64s': "
-			    "relu or tanh", v);
-		act = NN_ACT_TANH;
-	}
+	if (v != NULL && model_parse_act(v, &act, ts, aerr, sizeof aerr) != 0)
+		return fail(err, errlen, "model.activation %s", aerr);
 	if ((v = ts_meta_get(meta, "model.classes")) != NULL) {
 		char buf[32];
 
@@ -431,7 +481,7 @@ read_cnn(struct nn_model *m, const struct ts_meta *meta, const char *arch,
 			return fail(err, errlen, "model.classes '%.64s' "
 			    "disagrees with model.arch '%.64s'", v, arch);
 	}
-	if ((rc = model_init_cnn(m, h, w, c, sp, n, act)) != 0)
+	if ((rc = model_init_cnn(m, h, w, c, sp, n, act, ts)) != 0)
 		return fail(err, errlen, "%s", rc == NN_E_NOMEM ?
 		    "out of memory" : "model.arch: the layers do not fit the "
 		    "input shape");

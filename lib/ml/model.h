@@ -21,8 +21,10 @@
  *                     normalisation of G groups (per example); d<N> a
  *                     dense layer of N units (the input flattened as
  *                     stored); the last is d<classes>
- *   model.activation  "relu" or "tanh", after every conv and dense layer
- *                     but the last
+ *   model.activation  "relu", "tanh" or "tsigmoid:S:T:O" (the tempered
+ *                     sigmoid S sigmoid(T x) - O, S and T > 0; floats
+ *                     with 9 significant digits), after every conv and
+ *                     dense layer but the last
  * and for layer k (1-based, pools counted) a convolution's
  *   model/conv<k>/W f32 [K K C_in, N] (row (ky K + kx) C_in + c_in)
  *   model/conv<k>/b f32 [N]
@@ -57,6 +59,7 @@ struct nn_model {
 	int cnn;			/* built by model_init_cnn */
 	size_t h, w, c;			/* its input shape */
 	int act;			/* its hidden activation (enum nn_act) */
+	float ts[3];			/* NN_ACT_TSIG: s, T, o */
 };
 
 /* A model of nlayers layers of widths w[0..nlayers] with zeroed
@@ -65,11 +68,24 @@ int model_init(struct nn_model *m, const size_t *w, size_t nlayers);
 void model_free(struct nn_model *m);
 
 /* A model of image and dense layers (nn_net_init_spec) on inputs h x w x
- * c, hidden activation act (NN_ACT_RELU or NN_ACT_TANH), with zeroed
+ * c, hidden activation act (NN_ACT_RELU, NN_ACT_TANH or NN_ACT_TSIG:
+ * then ts, s T o, as nn_net_set_tsig takes them, else NULL), with zeroed
  * parameters; its model.arch is "cnn:".  @return 0, NN_E_RANGE or
  * NN_E_NOMEM. */
 int model_init_cnn(struct nn_model *m, size_t h, size_t w, size_t c,
-    const struct nn_spec *sp, size_t n, int act);
+    const struct nn_spec *sp, size_t n, int act, const float *ts);
+
+/* Parse a hidden activation: "relu", "tanh" or "tsigmoid:S:T:O" (the
+ * tempered sigmoid S sigmoid(T x) - O; S and T in (0, NN_TSIG_MAX], O in
+ * [-NN_TSIG_MAX, NN_TSIG_MAX], decimal, kept as floats) into *act and ts
+ * (3 floats, set for tsigmoid).  @return 0 or -1 with a message. */
+int model_parse_act(const char *s, int *act, float *ts, char *err,
+    size_t errlen);
+/* Format m's activation as model_parse_act reads it (MODEL_MAX_ACT bytes
+ * suffice; floats printed with 9 significant digits, which read back
+ * exactly). */
+#define MODEL_MAX_ACT 64
+void model_act_str(const struct nn_model *m, char *buf, size_t len);
 
 /* "conv", "gn" or "fc": the name of layer L's tensors. */
 const char *model_layer_name(const struct nn_layer *L);

@@ -135,6 +135,8 @@ nn_net_init_spec(struct nn_net *net, size_t h, size_t w, size_t c,
 		}
 		L->act = l + 1 == n ? act_last : IS_POOL(L) ?
 		    NN_ACT_IDENTITY : act;
+		L->ts[0] = L->ts[1] = 2.0f;	/* tanh until set */
+		L->ts[2] = 1.0f;
 		L->off = off;
 		np = nn_layer_params(L);
 		if (off > SIZE_MAX - np)
@@ -148,6 +150,21 @@ nn_net_init_spec(struct nn_net *net, size_t h, size_t w, size_t c,
 	net->nlayers = n;
 	if (end != NULL)
 		*end = off;
+	return 0;
+}
+
+int
+nn_net_set_tsig(struct nn_net *net, float s, float t, float o)
+{
+	if (!(s > 0 && s <= NN_TSIG_MAX && t > 0 && t <= NN_TSIG_MAX &&
+	    o >= -NN_TSIG_MAX && o <= NN_TSIG_MAX))
+		return NN_E_RANGE;
+	for (size_t l = 0; l < net->nlayers; l++)
+		if (net->layer[l].act == NN_ACT_TSIG) {
+			net->layer[l].ts[0] = s;
+			net->layer[l].ts[1] = t;
+			net->layer[l].ts[2] = o;
+		}
 	return 0;
 }
 
@@ -440,6 +457,79 @@ act_tanh(float *z, size_t len)
 		z[k] = tanhf(z[k]);
 }
 
+/*
+ * The image layers' tanh: Eigen's rational approximation (its float
+ * generic_fast_tanh: x P(x^2) / Q(x^2), P of degree 6 and Q of degree 3
+ * in x^2, x clamped to +-7.90531110763549805; without Eigen's tanh x = x
+ * below 0.0004: x (P/Q) keeps tiny x within an ulp), within 3e-7
+ * absolute and relative of tanh (tests/unit/test_conv.c checks it
+ * against libm's tanh in double on a grid).  Unlike libm's tanhf it has
+ * no branch or call, so GCC's -O2 vectoriser runs it VB wide; a
+ * convolution's T co outputs per example made tanhf a quarter of the
+ * CNN's training time.  Dense layers keep tanhf (their seeded models
+ * stay as they were).  With a, b, c it computes a tanh(b x) + c, the
+ * tempered sigmoid s sigmoid(T x) - o = s/2 tanh(T x / 2) + s/2 - o.
+ */
+static void
+tanh_block(float *v, float a, float b, float c)
+{
+	const float lim = 7.90531110763549805f;
+
+	/* Two loops: GCC's -O2 if-conversion handles the clamps alone,
+	 * not clamps whose result feeds more arithmetic.  NaN stays NaN
+	 * (both compares are false). */
+	for (size_t j = 0; j < VB; j++) {
+		float x = b * v[j];
+
+		x = x > lim ? lim : x;
+		v[j] = x < -lim ? -lim : x;
+	}
+	for (size_t j = 0; j < VB; j++) {
+		float x = v[j], x2 = x * x, p, q;
+
+		p = -2.76076847742355e-16f;
+		p = p * x2 + 2.00018790482477e-13f;
+		p = p * x2 + -8.60467152213735e-11f;
+		p = p * x2 + 5.12229709037114e-08f;
+		p = p * x2 + 1.48572235717979e-05f;
+		p = p * x2 + 6.37261928875436e-04f;
+		p = p * x2 + 4.89352455891786e-03f;
+		q = 1.19825839466702e-06f;
+		q = q * x2 + 1.18534705686654e-04f;
+		q = q * x2 + 2.26843463243900e-03f;
+		q = q * x2 + 4.89352518554385e-03f;
+		v[j] = a * (x * (p / q)) + c;
+	}
+}
+
+void
+nn_tanh_fast(float *z, size_t len, float a, float b, float c)
+{
+	size_t k = 0;
+	float v[VB] = { 0 };
+
+	for (; k + VB <= len; k += VB) {
+		memcpy(v, z + k, sizeof v);
+		tanh_block(v, a, b, c);
+		memcpy(z + k, v, sizeof v);
+	}
+	if (k < len) {
+		memcpy(v, z + k, (len - k) * sizeof *v);
+		tanh_block(v, a, b, c);
+		memcpy(z + k, v, (len - k) * sizeof *v);
+	}
+}
+
+/* The tempered sigmoid of layer L on z[0..len-1]: s sigmoid(T z) - o
+ * = s/2 tanh(T/2 z) + s/2 - o. */
+static void
+act_tsig(const struct nn_layer *L, float *z, size_t len)
+{
+	float h = L->ts[0] / 2;
+
+	nn_tanh_fast(z, len, h, L->ts[1] / 2, h - L->ts[2]);
+}
+
 /* Forward of image layer l (W its parameters) on n rows. */
 static void
 image_forward(const struct nn_layer *L, const float *W, struct nn_ws *ws,
@@ -460,7 +550,9 @@ image_forward(const struct nn_layer *L, const float *W, struct nn_ws *ws,
 			for (size_t k = 0; k < n * L->out; k++)
 				z[k] = z[k] > 0.0f ? z[k] : 0.0f;
 		else if (L->act == NN_ACT_TANH)
-			act_tanh(z, n * L->out);
+			nn_tanh_fast(z, n * L->out, 1.0f, 1.0f, 0.0f);
+		else if (L->act == NN_ACT_TSIG)
+			act_tsig(L, z, n * L->out);
 		return;
 	}
 	conv_im2col(&L->g, ws->a[l], n, ws->col[l]);
@@ -468,7 +560,9 @@ image_forward(const struct nn_layer *L, const float *W, struct nn_ws *ws,
 	for (size_t r = 0; r < n * T; r++)
 		bias_act(z + r * co, W + kd * co, co, L->act == NN_ACT_RELU);
 	if (L->act == NN_ACT_TANH)
-		act_tanh(z, n * L->out);
+		nn_tanh_fast(z, n * L->out, 1.0f, 1.0f, 0.0f);
+	else if (L->act == NN_ACT_TSIG)
+		act_tsig(L, z, n * L->out);
 }
 
 void
@@ -492,6 +586,8 @@ nn_forward_to(const struct nn_net *net, const float *param,
 			    L->act == NN_ACT_RELU);
 		if (L->act == NN_ACT_TANH)
 			act_tanh(z, n * L->out);
+		else if (L->act == NN_ACT_TSIG)
+			act_tsig(L, z, n * L->out);
 	}
 }
 
@@ -589,15 +685,27 @@ axpy(float *s, float scale, const float *x, size_t len)
 		s[k] += scale * x[k];
 }
 
-/* g <- g * act'(z), a = act(z) the layer's output. */
+/* g <- g * act'(z), a = act(z) the output of layer L.  The tempered
+ * sigmoid a = h tanh(b z) + h - o (h = s/2, b = T/2) has the derivative
+ * h b (1 - u^2), u = (a - h + o) / h its tanh. */
 static void
-act_back(int act, float *g, const float *a, size_t len)
+act_back(const struct nn_layer *L, float *g, const float *a, size_t len)
 {
-	if (act == NN_ACT_RELU)
+	if (L->act == NN_ACT_RELU)
 		relu_mask(g, a, len);
-	else if (act == NN_ACT_TANH)
+	else if (L->act == NN_ACT_TANH)
 		for (size_t k = 0; k < len; k++)
 			g[k] *= 1.0f - a[k] * a[k];
+	else if (L->act == NN_ACT_TSIG) {
+		float h = L->ts[0] / 2, hb = h * (L->ts[1] / 2);
+		float c = h - L->ts[2];
+
+		for (size_t k = 0; k < len; k++) {
+			float u = (a[k] - c) / h;
+
+			g[k] *= hb * (1.0f - u * u);
+		}
+	}
 }
 
 /* gin (n x in) = the gradient of layer l's input from g (n x out, the
@@ -636,13 +744,13 @@ nn_backward(const struct nn_net *net, const float *param, struct nn_ws *ws,
 		return;
 	if (gout != ws->g[L - 1])
 		memcpy(ws->g[L - 1], gout, n * top->out * sizeof *gout);
-	act_back(top->act, ws->g[L - 1], ws->a[L], n * top->out);
+	act_back(top, ws->g[L - 1], ws->a[L], n * top->out);
 	for (size_t l = L - 1; l > lo; l--) {
 		const struct nn_layer *Ly = &net->layer[l];
 
 		/* g_{l-1} = (g_l W_l^T) * act'_{l-1}(a_l) */
 		layer_back(Ly, param, ws, l, ws->g[l], ws->g[l - 1]);
-		act_back(net->layer[l - 1].act, ws->g[l - 1], ws->a[l],
+		act_back(&net->layer[l - 1], ws->g[l - 1], ws->a[l],
 		    n * Ly->in);
 	}
 	if (gin != NULL)
@@ -739,7 +847,10 @@ nn_row_sqnorm(const float *x, size_t d)
  *   sqrt(||a_t||^2 + 1) sqrt(||a_t'||^2 + 1), summing gives an error of
  *   at most (gamma_kd + gamma_co + gamma_kd gamma_co + gamma_(T^2+3)(f64))
  *   m_i, m_i = (||A_i||^2 + T) ||G_i||^2 (the norms are double sums of
- *   exact squares, relative error below 2^-28 as for dense layers), so
+ *   exact squares, relative error below 2^-28 as for dense layers;
+ *   ||A_i||^2 is taken from the layer's input, each pixel's square times
+ *   the number of patches over it, conv_unfold_sqnorm: nonnegative terms,
+ *   integer counts, h + w + c + 2 double roundings at most), so
  *   conv_sqnorms adds max(s_i, 0) + that + 2^-200 (underflow).
  *   The clipped sum is then one DGEMM A^T diag(w) G over the n T rows
  *   (i, t), whose error per entry is relative to sum_i w_i sum_t |a_it|
@@ -773,7 +884,8 @@ conv_sqnorms(const struct nn_layer *L, const struct nn_ws *ws, size_t l,
 		const float *G = ws->g[l] + i * T * co;
 		float *S = ghost ? ws->nscr : ws->pex[l] + i * kd * co;
 		double *bs = ghost ? NULL : ws->pexb[l] + i * co;
-		double na = sumsq(A, T * kd), ng = sumsq(G, T * co);
+		double na = conv_unfold_sqnorm(&L->g, ws->a[l] + i * L->in);
+		double ng = sumsq(G, T * co);
 		double m = (na + dT) * ng, v = 0;
 
 		if (!(na <= NN_ACT_BOUND2)) {		/* also NaN */

@@ -75,7 +75,12 @@ enum nn_error {
 	NN_E_NOISE = PV_E_NOISE		/* the noise sampler failed (nothing released) */
 };
 
-enum nn_act { NN_ACT_IDENTITY = 0, NN_ACT_RELU = 1, NN_ACT_TANH = 2 };
+/* NN_ACT_TSIG: the tempered sigmoid s sigmoid(T x) - o (Papernot et al.
+ * 2021; tanh is s 2, T 2, o 1), its s, T, o in the layer's ts. */
+enum nn_act { NN_ACT_IDENTITY = 0, NN_ACT_RELU = 1, NN_ACT_TANH = 2,
+	NN_ACT_TSIG = 3 };
+/* Range of the tempered sigmoid's s and T (> 0) and |o|. */
+#define NN_TSIG_MAX 1e6
 
 /* Layer kinds: dense, or the image layers of conv.h. */
 enum nn_kind { NN_DENSE = 0, NN_CONV = 1, NN_AVGPOOL = 2, NN_MAXPOOL = 3,
@@ -106,6 +111,7 @@ struct nn_layer {
 	int frozen;		/* not trained: no gradient, no norm */
 	int kind;		/* enum nn_kind; 0 (dense) for nn_net_init */
 	struct conv_geom g;	/* conv and pool layers */
+	float ts[3];		/* NN_ACT_TSIG: s, T, o */
 };
 
 /* One layer of nn_net_init_spec: dense of out units, a convolution of
@@ -131,7 +137,8 @@ int nn_net_init(struct nn_net *net, const size_t *w, size_t nlayers,
     int act_last, size_t off, size_t *end);
 
 /* A net of image layers and dense ones from input images h x w x c
- * (conv.h's layout): the layers sp[0..n-1], act after every layer but
+ * (conv.h's layout): the layers sp[0..n-1], act (relu, tanh or tsig)
+ * after every layer but
  * pools, a convolution followed by a group norm (the norm takes it), and
  * the last, which must be dense and gets act_last.
  * @return 0, or NN_E_RANGE (a bad geometry, no layer, too many, a dense
@@ -139,6 +146,15 @@ int nn_net_init(struct nn_net *net, const size_t *w, size_t nlayers,
 int nn_net_init_spec(struct nn_net *net, size_t h, size_t w, size_t c,
     const struct nn_spec *sp, size_t n, int act, int act_last, size_t off,
     size_t *end);
+
+/* Set s, T, o of every NN_ACT_TSIG layer of net (nn_net_init_spec gives
+ * them 2, 2, 1: tanh).  @return 0, or NN_E_RANGE unless 0 < s, T <=
+ * NN_TSIG_MAX and |o| <= NN_TSIG_MAX. */
+int nn_net_set_tsig(struct nn_net *net, float s, float t, float o);
+
+/* z[0..len-1] <- a tanh(b z) + c, tanh by a rational approximation
+ * within 4e-7 absolute (nn.c): the image layers' activation. */
+void nn_tanh_fast(float *z, size_t len, float a, float b, float c);
 
 /* Parameters of one layer: in * out + out (dense), kd co + co (conv),
  * 0 (pool). */

@@ -1,7 +1,8 @@
 /*
  * Unit tests of the image layers (lib/ml/conv.c and their use in
  * lib/ml/nn.c): forward and backward of convolution, average and max
- * pooling, tanh and ReLU against central finite differences of a
+ * pooling, tanh, the tempered sigmoid and ReLU against central finite
+ * differences of a
  * double-precision forward pass written here from the definitions in
  * conv.h (direct loops, no im2col); per-example gradient norms (direct
  * and ghost) against the materialised per-example gradients; the clipped
@@ -65,14 +66,16 @@ static const struct nn_spec spec[] = {
 /* ---- an independent f64 forward pass ---- */
 
 static double
-act(int a, double z, double *kink)
+act(const struct nn_layer *L, double z, double *kink)
 {
-	if (a == NN_ACT_RELU) {
+	if (L->act == NN_ACT_RELU) {
 		if (fabs(z) < *kink)
 			*kink = fabs(z);
 		return z > 0 ? z : 0;
 	}
-	return a == NN_ACT_TANH ? tanh(z) : z;
+	if (L->act == NN_ACT_TSIG)	/* s sigmoid(T z) - o */
+		return L->ts[0] / (1 + exp(-(double)L->ts[1] * z)) - L->ts[2];
+	return L->act == NN_ACT_TANH ? tanh(z) : z;
 }
 
 /* The loss of example x (D0 values) with label y; *kink receives the
@@ -183,7 +186,7 @@ ref_loss(const struct nn_net *net, const double *p, const double *x, int y,
 			}
 		}
 		for (size_t k = 0; k < L->out; k++)
-			a[k] = act(L->act, z[k], kink);
+			a[k] = act(L, z[k], kink);
 		if (L->kind != NN_DENSE) {
 			h = g->ho;
 			w = g->wo;
@@ -215,6 +218,9 @@ build(struct nn_net *net, int a, size_t *np)
 {
 	if (nn_net_init_spec(net, H0, W0, C0, spec, NL, a, NN_ACT_IDENTITY, 0,
 	    np) != 0)
+		abort();
+	/* A tempered sigmoid that is not tanh (s 1.7, T 3, o 0.4). */
+	if (a == NN_ACT_TSIG && nn_net_set_tsig(net, 1.7f, 3.0f, 0.4f) != 0)
 		abort();
 }
 
@@ -473,12 +479,188 @@ test_sensitivity(void)
 	rng_free(r);
 }
 
+/* Pooling of 11 channels (a block of 8 and a tail of 3 in conv.c) with
+ * overlapping windows and ties, against loops written here. */
+static void
+test_pool(void)
+{
+	struct conv_geom g;
+	struct rng *r = seeded("pool");
+	float x[2 * 7 * 6 * 11], y[2 * 5 * 4 * 11];
+	uint32_t arg[2 * 5 * 4 * 11];
+	size_t bad = 0, c = 11, in = 7 * 6 * 11, out = 5 * 4 * 11;
+
+	if (conv_geom_init(&g, 7, 6, c, 3, 1, 0, 0, 1) != 0)
+		abort();
+	/* Values on a grid of 5: many ties. */
+	for (size_t k = 0; k < 2 * in; k++)
+		x[k] = (float)floor(unif(r, 2.5));
+	for (int max = 0; max < 2; max++) {
+		conv_pool_fwd(&g, max, x, 2, y, max ? arg : NULL);
+		for (size_t i = 0; i < 2; i++)
+			for (size_t t = 0; t < 20; t++)
+				for (size_t j = 0; j < c; j++) {
+					size_t ty = t / 4, tx = t % 4, at = 0;
+					double m = -INFINITY, sum = 0;
+
+					for (size_t ky = 0; ky < 3; ky++)
+						for (size_t kx = 0; kx < 3; kx++) {
+							size_t q = ((ty + ky) * 6 +
+							    tx + kx) * c + j;
+
+							sum += x[i * in + q];
+							if (x[i * in + q] > m) {
+								m = x[i * in + q];
+								at = q;
+							}
+						}
+					if (max ? y[i * out + t * c + j] != m ||
+					    arg[i * out + t * c + j] != at :
+					    fabs(y[i * out + t * c + j] - sum /
+					    9) > 1e-6)
+						bad++;
+				}
+	}
+	ok(bad == 0, "max and average pooling of 11 channels (3x3 windows "
+	    "at stride 1, ties) equal direct loops: %zu differ", bad);
+	rng_free(r);
+}
+
+/* The image layers' tanh (and a tanh(b x) + c, the tempered sigmoid)
+ * against libm's tanh and exp in double, on every 2^-10 from -12 to 12,
+ * tiny values, and the specials. */
+static void
+test_tanh_fast(void)
+{
+	size_t n = 24 * 1024 + 1 + 6;
+	float *z = malloc(n * sizeof *z), *u = malloc(n * sizeof *u);
+	double abs_err = 0, rel_err = 0, sig_err = 0;
+
+	if (z == NULL || u == NULL)
+		abort();
+	for (size_t k = 0; k + 6 < n; k++)
+		z[k] = (float)ldexp((double)k, -10) - 12.0f;
+	z[n - 6] = 1e-30f;
+	z[n - 5] = -3e-4f;
+	z[n - 4] = 1e-38f;
+	z[n - 3] = INFINITY;
+	z[n - 2] = -INFINITY;
+	z[n - 1] = NAN;
+	memcpy(u, z, n * sizeof *z);
+	nn_tanh_fast(z, n, 1.0f, 1.0f, 0.0f);
+	/* s sigmoid(T x) - o with s 3, T 1.5, o 0.5 */
+	nn_tanh_fast(u, n, 1.5f, 0.75f, 1.0f);
+	for (size_t k = 0; k + 3 < n; k++) {
+		double x = k + 6 < n ? ldexp((double)k, -10) - 12 :
+		    k == n - 6 ? 1e-30 : k == n - 5 ? -3e-4 : 1e-38;
+		double t = tanh((double)(float)x), e = fabs(z[k] - t);
+		double sg = 3 / (1 + exp(-1.5 * (double)(float)x)) - 0.5;
+
+		abs_err = e > abs_err ? e : abs_err;
+		if (t != 0 && e / fabs(t) > rel_err)
+			rel_err = e / fabs(t);
+		if (fabs(u[k] - sg) > sig_err)
+			sig_err = fabs(u[k] - sg);
+	}
+	ok(abs_err < 5e-7 && rel_err < 5e-7, "fast tanh within %.3g absolute, "
+	    "%.3g relative of tanh on [-12, 12] and tiny values", abs_err,
+	    rel_err);
+	ok(sig_err < 3e-6, "3 sigmoid(1.5 x) - 0.5 as 1.5 tanh(0.75 x) + 1 "
+	    "within %.3g", sig_err);
+	ok(z[n - 3] == 1.0f && z[n - 2] == -1.0f && isnan(z[n - 1]),
+	    "fast tanh: +-inf give +-1, NaN stays NaN");
+	free(z);
+	free(u);
+}
+
+/* im2col against the definition in conv.h, and col2im as its adjoint
+ * (<im2col x, u> = <x, col2im u>), with padding on every side, a stride,
+ * a kernel row cut by the padding and channels 1 and 3. */
+static void
+test_im2col(void)
+{
+	static const size_t geo[][6] = {	/* h w c k s p */
+		{ 7, 6, 3, 4, 2, 2 }, { 9, 9, 1, 8, 2, 3 }, { 5, 8, 3, 3, 1, 1 },
+		{ 10, 9, 2, 3, 3, 0 },	/* rows and columns no patch covers */
+	};
+	struct rng *r = seeded("im2col");
+
+	for (size_t e = 0; e < sizeof geo / sizeof geo[0]; e++) {
+		const size_t *q = geo[e];
+		struct conv_geom g;
+		size_t n = 2, in, T, kd, bad = 0;
+		float *x, *col, *u, *xu;
+		double lhs = 0, rhs = 0;
+
+		if (conv_geom_init(&g, q[0], q[1], q[2], q[3], q[4], q[5], 2,
+		    0) != 0)
+			abort();
+		in = q[0] * q[1] * q[2];
+		T = conv_positions(&g);
+		kd = conv_kd(&g);
+		x = malloc(n * in * sizeof *x);
+		xu = malloc(n * in * sizeof *x);
+		col = malloc(n * T * kd * sizeof *col);
+		u = malloc(n * T * kd * sizeof *col);
+		if (x == NULL || xu == NULL || col == NULL || u == NULL)
+			abort();
+		for (size_t k = 0; k < n * in; k++)
+			x[k] = (float)unif(r, 1);
+		for (size_t k = 0; k < n * T * kd; k++)
+			u[k] = (float)unif(r, 1);
+		conv_im2col(&g, x, n, col);
+		conv_col2im(&g, u, n, xu);
+		for (size_t i = 0; i < n; i++)
+			for (size_t t = 0; t < T; t++)
+				for (size_t j = 0; j < kd; j++) {
+					long yy = (long)((t / g.wo) * g.s) -
+					    (long)g.p + (long)(j / (g.k * g.c));
+					long xx = (long)((t % g.wo) * g.s) -
+					    (long)g.p + (long)(j / g.c % g.k);
+					size_t ci = j % g.c, k = (i * T + t) * kd + j;
+					float want = yy < 0 || xx < 0 ||
+					    yy >= (long)g.h || xx >= (long)g.w ?
+					    0.0f : x[i * in + ((size_t)yy * g.w +
+					    (size_t)xx) * g.c + ci];
+
+					bad += col[k] != want;
+					lhs += (double)col[k] * u[k];
+				}
+		for (size_t k = 0; k < n * in; k++)
+			rhs += (double)x[k] * xu[k];
+		for (size_t i = 0; i < n; i++) {
+			double a2 = 0, f = conv_unfold_sqnorm(&g, x + i * in);
+
+			for (size_t k = 0; k < T * kd; k++)
+				a2 += (double)col[i * T * kd + k] *
+				    col[i * T * kd + k];
+			ok(fabs(f - a2) <= 1e-13 * a2, "im2col %zux%zux%zu k%zu "
+			    "s%zu p%zu: example %zu's unfolded squared norm from "
+			    "the image %.17g, unfolded %.17g", q[0], q[1], q[2],
+			    q[3], q[4], q[5], i, f, a2);
+		}
+		ok(bad == 0 && fabs(lhs - rhs) <= 1e-5 * (1 + fabs(lhs)),
+		    "im2col %zux%zux%zu k%zu s%zu p%zu: %zu entries differ "
+		    "from the definition; <A x, u> %.9g, <x, A^T u> %.9g",
+		    q[0], q[1], q[2], q[3], q[4], q[5], bad, lhs, rhs);
+		free(x);
+		free(xu);
+		free(col);
+		free(u);
+	}
+	rng_free(r);
+}
+
 int
 main(void)
 {
 	test_geometry();
+	test_im2col();
+	test_pool();
+	test_tanh_fast();
 	test_grad(NN_ACT_RELU, "relu");
 	test_grad(NN_ACT_TANH, "tanh");
+	test_grad(NN_ACT_TSIG, "tsigmoid:1.7:3:0.4");
 	test_sensitivity();
 	return tap_done();
 }

@@ -54,6 +54,7 @@ struct opts {
 	size_t nspec;
 	size_t shape[3];		/* --input-shape, or 0 */
 	int act;			/* --activation (enum nn_act) */
+	float ts[3];			/* --activation tsigmoid:S:T:O */
 	int has_act;
 };
 

@@ -227,7 +227,8 @@ run_train(struct opts *o, int argc, char **argv, double t_start)
 	    .label = label, .ilabel = ilabel, .slabel = slabel,
 	    .iarch = ts_meta_get(&initmeta, "model.arch"),
 	    .arch = o->arch != NULL ? o->spec : NULL, .narch = o->nspec,
-	    .shape = { shape[0], shape[1], shape[2] }, .act = o->act };
+	    .shape = { shape[0], shape[1], shape[2] }, .act = o->act,
+	    .ts = { o->ts[0], o->ts[1], o->ts[2] } };
 	if ((rc = dpsgd_setup_model(&m, o->dann ? &dnets : &gnets, &o->p, &su,
 	    &K, &np, serr, sizeof serr)) != 0)
 		setup_die(rc, serr);
