@@ -121,3 +121,138 @@ to_stdout_empty() {
 	run -64 covest -q -e 1 -d 1e-5 --clip 1 --budget-store '' -o o2.tns x.tns
 	[ ! -e o2.tns ]
 }
+
+# ledger_eps DATASET FILE...: rdp-account ledger's composed epsilon (%.17g).
+ledger_eps() {
+	local ds=$1
+	shift
+	rdp-account ledger --format json -d 1e-5 "$@" | $PY -c 'import json,sys; print(repr([d["epsilon"] for d in json.load(sys.stdin)["datasets"] if d["dataset"] == sys.argv[1]][0]))' "$ds"
+}
+
+# close A B TOL: |A - B| <= TOL max(1, |B|)
+close() {
+	$PY -c "import sys; a,b,t=float('$1'),float('$2'),float('$3'); sys.exit(0 if abs(a-b) <= t*max(1,abs(b)) else 1)" || { echo "not close: $1 $2"; return 1; }
+}
+
+@test "the store's epsilon after each of a sequence of releases equals rdp-account ledger's to 1e-12" {
+	rm -rf seq && mkdir seq && cd seq
+	rdp-account store init s.db
+	rdp-account store set s.db --dataset cv --epsilon 100 --delta 1e-5
+	files=()
+	i=0
+	for cmd in "covest -e 1 -d 1e-5 --clip 1" "gmm-fit --clip 20 -e 0.7 -d 1e-5" \
+	    "covest --sigma 3 --clip 1" "covest -e 0.2 -d 1e-5 --clip 1 --audit-repeat 3" \
+	    "gmm-fit -k 2 --clip 20 --sigma 4 --iters 5"; do
+		i=$((i + 1))
+		$cmd -q --budget-store s.db -o r$i.tns ../x.tns
+		files+=(r$i.tns)
+		close "$(spent s.db cv)" "$(ledger_eps cv "${files[@]}")" 1e-12
+	done
+	[ "$(ids s.db)" = "$(stream_ids "${files[@]}")" ]
+	run -0 rdp-account ledger -d 1e-5 --store s.db "${files[@]}"
+}
+
+@test "rdp-account ledger --store flags releases that are not in the store, elsewhere or with another curve" {
+	rm -rf lg && mkdir lg && cd lg
+	rdp-account store init s.db
+	rdp-account store set s.db --dataset cv --epsilon 100 --delta 1e-5
+	rdp-account store set s.db --dataset other --epsilon 100 --delta 1e-5
+	covest -q -e 1 -d 1e-5 --clip 1 --budget-store s.db -o a.tns ../x.tns
+	covest -q -e 1 -d 1e-5 --clip 1 -o b.tns ../x.tns
+	run -0 --separate-stderr rdp-account ledger -d 1e-5 --store s.db a.tns
+	[ -z "$stderr" ]
+	# The report on stdout is the one without --store.
+	[ "$output" = "$(rdp-account ledger -d 1e-5 a.tns)" ]
+	run -0 --separate-stderr rdp-account ledger -v -d 1e-5 --budget-store s.db a.tns
+	[[ $stderr == *"all 1 release of the streams are charged"* ]]
+	idb=$(stream_ids b.tns)
+	run -1 --separate-stderr rdp-account ledger -d 1e-5 --store s.db a.tns b.tns
+	[ "$stderr" = "rdp-account: release $idb (covest, dataset cv) is not in the budget store s.db" ]
+	# Another curve, another dataset (edited behind the tools' back).
+	ida=$(stream_ids a.tns)
+	cp s.db c.db
+	sqlite3 c.db "UPDATE releases SET rdp = replace(rdp, '0.', '0.9') WHERE id = '$ida'"
+	run -1 --separate-stderr rdp-account ledger -d 1e-5 --store c.db a.tns
+	[[ $stderr == *"release $ida (covest, dataset cv) is charged to the budget store c.db with another RDP curve" ]]
+	cp s.db d.db
+	sqlite3 d.db "UPDATE releases SET dataset = 'other' WHERE id = '$ida'"
+	run -1 --separate-stderr rdp-account ledger -d 1e-5 --store d.db a.tns
+	[[ $stderr == *"is charged to dataset other in the budget store d.db, the stream says dataset cv" ]]
+	# --store is the ledger's; a missing store is 66.
+	run -64 rdp-account --store s.db -d 1e-5 gaussian --sigma 1
+	run -66 rdp-account ledger -d 1e-5 --store nothere.db a.tns
+	[ ! -e nothere.db ]
+}
+
+@test "store solve gaussian: covest with the solved noise multiplier lands on the budget, never above" {
+	rm -f g.db o1.tns o2.tns
+	rdp-account store init g.db
+	rdp-account store set g.db --dataset cv --epsilon 2 --delta 1e-5
+	covest -q -e 0.5 -d 1e-5 --clip 1 --budget-store g.db -o o1.tns x.tns
+	run -0 rdp-account store solve g.db --dataset cv --format tsv gaussian
+	m=$(echo "$output" | awk -F'\t' 'NR == 2 { print $8 }')
+	t=$(echo "$output" | awk -F'\t' 'NR == 2 { print $12 }')
+	run -0 covest -q --sigma "$m" --clip 1 --budget-store g.db -o o2.tns x.tns
+	s=$(spent g.db cv)
+	close "$s" "$t" 1e-12
+	$PY -c "import sys; s=float('$s'); sys.exit(0 if 2*(1-1e-9) <= s <= 2 else 1)"
+	# The sensitivity scales the noise: sigma = sensitivity x multiplier.
+	rdp-account store set g.db --dataset cv2 --epsilon 2 --delta 1e-5
+	a=$(rdp-account store solve g.db --dataset cv2 --format tsv gaussian --count 3 | awk -F'\t' 'NR == 2 { print $7 }')
+	b=$(rdp-account store solve g.db --dataset cv2 --format tsv gaussian --count 3 --sensitivity 2.5 | awk -F'\t' 'NR == 2 { print $7 }')
+	close "$b" "$($PY -c "print(repr(2.5 * $a))")" 1e-11
+	# Nothing left: exit 1.
+	run -1 rdp-account store solve g.db --dataset cv gaussian
+	[[ $output == *"fits the "*" left" ]]
+}
+
+@test "store solve sgm: dpsgd-train with the solved sigma, then the solved steps, lands on the budget" {
+	rm -f d.db m1.tns m2.tns m3.tns
+	rdp-account store init d.db
+	rdp-account store set d.db --dataset blobs --epsilon 3 --delta 1e-5
+	train="dpsgd-train -q --exact-noise --batch 8 --classes 3 --public-records 60 --budget-store d.db"
+	$train --sigma 2 --epochs 1 -o m1.tns b.tns
+	run -0 rdp-account store solve d.db --dataset blobs --format json sgm --batch 8 --records 60 --epochs 2
+	m=$($PY -c 'import json,sys; print(repr(json.loads(sys.argv[1])["sigma"]))' "$output")
+	t=$($PY -c 'import json,sys; print(repr(json.loads(sys.argv[1])["total"]))' "$output")
+	$PY -c 'import json,sys; j=json.loads(sys.argv[1]); assert j["steps"] == 15 and abs(j["q"] - 8/60) < 1e-16' "$output"
+	run -0 $train --sigma "$m" --epochs 2 -o m2.tns b.tns
+	s=$(spent d.db blobs)
+	close "$s" "$t" 1e-12
+	$PY -c "import sys; s=float('$s'); sys.exit(0 if 3*(1-1e-9) <= s <= 3 else 1)"
+	# Steps: raise the budget, solve the steps at sigma 3, train them;
+	# then not one more step fits (one more step composes as T + 1).
+	rdp-account store set d.db --dataset blobs --epsilon 5 --delta 1e-5
+	run -0 rdp-account store solve d.db --dataset blobs --format tsv sgm --q 0.13333333333333333 --sigma 3
+	T=$(echo "$output" | awk -F'\t' 'NR == 2 { print $9 }')
+	E=$(echo "$output" | awk -F'\t' 'NR == 2 { print $10 }')
+	[ "$T" -gt 10 ]
+	run -0 $train --sigma 3 --epochs "$E" -o m3.tns b.tns
+	[ "$(tns info -v m3.tns | awk '$1 ~ /\.param\.steps$/ { print $2 }' | sort -u | tail -1)" = "$T" ]
+	s=$(spent d.db blobs)
+	$PY -c "import sys; s=float('$s'); sys.exit(0 if s <= 5 else 1)"
+	run -1 rdp-account store solve d.db --dataset blobs sgm --q 0.13333333333333333 --sigma 3
+	[[ $output == *"not even one step fits"* ]]
+	[ "$(ids d.db)" = "$(stream_ids m1.tns m2.tns m3.tns)" ]
+}
+
+@test "store solve: the store from --budget-store, the operand or PRIVADA_BUDGET_STORE; bad plans are usage errors" {
+	rm -f v.db
+	rdp-account store init v.db
+	rdp-account store set v.db --dataset cv --epsilon 1 --delta 1e-5
+	a=$(rdp-account store solve v.db --dataset cv gaussian)
+	[ "$(rdp-account store solve --budget-store v.db --dataset cv gaussian)" = "$a" ]
+	[ "$(PRIVADA_BUDGET_STORE=v.db rdp-account store solve --dataset cv gaussian)" = "$a" ]
+	[ "$(PRIVADA_BUDGET_STORE=v.db rdp-account store status)" = "$(rdp-account store status v.db)" ]
+	run -64 rdp-account store solve --budget-store v.db v.db --dataset cv gaussian
+	run -64 rdp-account store solve v.db gaussian
+	run -64 rdp-account store solve v.db --dataset cv laplace
+	run -64 rdp-account store solve v.db --dataset cv sgm --q 0.1
+	run -64 rdp-account store solve v.db --dataset cv sgm --q 0.1 --batch 8 --records 60 --steps 3
+	run -64 rdp-account store solve v.db --dataset cv sgm --q 0.1 --steps 3 --sigma 1
+	run -64 rdp-account store solve v.db --dataset cv gaussian --steps 3
+	run -64 rdp-account store status --q 0.1 v.db
+	run -78 rdp-account store solve v.db --dataset nobudget gaussian
+	run -66 rdp-account store solve nothere.db --dataset cv gaussian
+	[ ! -e nothere.db ]
+}

@@ -616,3 +616,27 @@ out:
 		store_status_free(out);
 	return rc;
 }
+
+/* ---- one dataset's releases (storeplan.c, rdp-account ledger --store) ---- */
+
+int
+store_ledger(struct store *s, const char *dataset, struct ledger *l,
+    double *budget, double *delta, char *err, size_t errlen)
+{
+	int rc, has;
+
+	memset(l, 0, sizeof *l);
+	if ((rc = exec(s->db, "BEGIN", err, errlen)) != 0)
+		return rc;
+	if ((has = get_budget(s->db, dataset, budget, delta, err, errlen))
+	    <= 0) {
+		rollback(s->db);
+		return has < 0 ? has : sfail(PV_E_NOBUDGET, err, errlen,
+		    "dataset %s has no budget in the store (rdp-account "
+		    "store set)", dataset);
+	}
+	if ((rc = load_releases(s->db, dataset, l, err, errlen)) != 0)
+		ledger_free(l);
+	rollback(s->db);	/* a read: nothing to commit */
+	return rc;
+}
