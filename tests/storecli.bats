@@ -256,3 +256,27 @@ close() {
 	run -66 rdp-account store solve nothere.db --dataset cv gaussian
 	[ ! -e nothere.db ]
 }
+
+@test "store solve gaussian agrees with numpy: composition with the charged curve, improved conversion, the smallest sigma" {
+	rm -f n.db n1.tns
+	rdp-account store init n.db
+	rdp-account store set n.db --dataset cv --epsilon 1.5 --delta 1e-5
+	covest -q -e 0.5 -d 1e-5 --clip 1 --budget-store n.db -o n1.tns x.tns
+	m=$(rdp-account store solve n.db --dataset cv --format tsv gaussian --count 2 --sensitivity 0.5 | awk -F'\t' 'NR == 2 { print $7 }')
+	tns info -v n1.tns | awk '$1 ~ /\.orders$/ { print $2; exit }' > orders
+	tns info -v n1.tns | awk '$1 ~ /\.rdp$/ { print $2; exit }' > rdp
+	$PY - "$m" <<'PYEOF'
+import sys, numpy as np
+sigma = float(sys.argv[1])
+a = np.array(open("orders").read().strip().split(","), float)
+r0 = np.array(open("rdp").read().strip().split(","), float)
+delta, budget = 1e-5, 1.5
+def eps(s):
+    r = r0 + 2 * a * 0.5**2 / (2 * s * s)
+    ok = a > 1.01
+    e = r[ok] + np.log1p(-1 / a[ok]) - np.log(delta * a[ok]) / (a[ok] - 1)
+    return max(e.min(), 0.0)
+assert eps(sigma) <= budget, (sigma, eps(sigma))
+assert eps(sigma * (1 - 1e-9)) > budget, (sigma, eps(sigma * (1 - 1e-9)))
+PYEOF
+}
