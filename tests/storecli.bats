@@ -280,3 +280,100 @@ assert eps(sigma) <= budget, (sigma, eps(sigma))
 assert eps(sigma * (1 - 1e-9)) > budget, (sigma, eps(sigma * (1 - 1e-9)))
 PYEOF
 }
+
+# refused CODE MESSAGE CMD...: CMD exits CODE saying MESSAGE, writes no
+# o.tns (nor a temporary of it) and nothing on stdout.
+refused() {
+	local code=$1 msg=$2
+	shift 2
+	rm -f o.tns
+	run "-$code" "$@" -o o.tns
+	[[ $output == *"$msg"* ]] || { echo "$output"; return 1; }
+	[ ! -e o.tns ]
+	! ls .o.tns* 2>/dev/null
+	run "-$code" --separate-stderr "$@"
+	[ -z "$output" ]
+}
+
+@test "bad stores: another version, corrupt, no budget, another delta, read-only: a clear error, nothing charged, nothing written" {
+	rm -rf bad && mkdir bad && cd bad
+	cov="covest -q -e 1 -d 1e-5 --clip 1 --budget-store"
+	rdp-account store init good.db
+	rdp-account store set good.db --dataset cv --epsilon 50 --delta 1e-5
+	$cov good.db -o first.tns ../x.tns
+	# Another version.
+	cp good.db v9.db
+	sqlite3 v9.db 'PRAGMA user_version = 9'
+	refused 65 "budget store version 9, this privada reads version 1" $cov v9.db ../x.tns
+	[ "$(sqlite3 v9.db 'SELECT count(*) FROM releases')" = 1 ]
+	# Not a database at all; a database whose pages are overwritten.
+	printf 'not a database at all %.0s' {1..200} > junk.db
+	refused 65 "not a budget store" $cov junk.db ../x.tns
+	cp good.db corrupt.db
+	size=$(stat -c %s corrupt.db)
+	dd if=/dev/urandom of=corrupt.db bs=1 seek=$((size / 2)) count=$((size / 2)) conv=notrunc 2>/dev/null
+	rm -f o.tns
+	run covest -q -e 1 -d 1e-5 --clip 1 --budget-store corrupt.db -o o.tns ../x.tns
+	[ "$status" = 74 ] || [ "$status" = 65 ]
+	[[ $output == *"budget store corrupt.db"*"nothing was released"* ]]
+	[ ! -e o.tns ]
+	# A dataset without a budget.
+	rdp-account store init empty.db
+	refused 78 "dataset cv has no budget in the store" $cov empty.db ../x.tns
+	# A delta that differs from the store's: the tool's, and store set's.
+	before=$(spent good.db cv)
+	refused 65 "dataset cv is accounted at delta 1e-05, this run's --delta is 1e-06" \
+		covest -q -e 1 -d 1e-6 --clip 1 --budget-store good.db ../x.tns
+	run -65 rdp-account store set good.db --dataset cv --epsilon 50 --delta 1e-6
+	[[ $output == *"its delta cannot change"* ]]
+	[ "$(spent good.db cv)" = "$before" ]
+	[ "$(ids good.db | wc -l)" = 1 ]
+	# A read-only store file.
+	if [ "$(id -u)" != 0 ]; then
+		cp good.db ro.db
+		chmod 0400 ro.db
+		refused 74 "budget store ro.db" $cov ro.db ../x.tns
+		[ "$(sqlite3 ro.db 'SELECT count(*) FROM releases')" = 1 ]
+	fi
+	[ "$(sqlite3 good.db 'PRAGMA integrity_check')" = ok ]
+}
+
+@test "SIGKILL at random points of 200 charges: the store opens, passes integrity_check, and holds every output's release" {
+	rm -rf kill && mkdir kill && cd kill
+	rdp-account store init k.db
+	rdp-account store set k.db --dataset cv --epsilon 1000000 --delta 1e-5
+	$PY -c 'import random; random.seed(18); print("\n".join("%.4f" % random.uniform(0, 0.1) for _ in range(200)))' > delays
+	i=0
+	while read -r d; do
+		i=$((i + 1))
+		covest -q -e 0.01 -d 1e-5 --clip 1 --budget-store k.db -o o$i.tns ../x.tns 2>/dev/null &
+		pid=$!
+		sleep "$d"
+		kill -9 "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		# Every 20 kills: the store opens and is whole.
+		if [ $((i % 20)) = 0 ]; then
+			[ "$(sqlite3 k.db 'PRAGMA integrity_check')" = ok ]
+			rdp-account store status k.db > /dev/null
+		fi
+	done < delays
+	[ "$(sqlite3 k.db 'PRAGMA integrity_check')" = ok ]
+	n=$(ls o*.tns 2>/dev/null | wc -l)
+	c=$(ids k.db | wc -l)
+	echo "# outputs $n, charges $c of 200" >&3
+	# Some runs were killed before their output, some charged.
+	[ "$n" -lt 200 ] && [ "$c" -gt 0 ]
+	# Every output's release is charged (a charge without an output is
+	# allowed: fail closed), so the store never shows less spent.
+	[ "$c" -ge "$n" ]
+	if [ "$n" -gt 0 ]; then
+		missing=$(comm -13 <(ids k.db) <(stream_ids o*.tns))
+		[ -z "$missing" ]
+	fi
+	if [ "$n" -gt 0 ]; then
+		$PY -c "import sys; sys.exit(0 if float('$(spent k.db cv)') >= float('$(ledger_eps cv o*.tns)') else 1)"
+		run -0 rdp-account ledger -d 1e-5 --store k.db o*.tns
+	fi
+	# The store still charges.
+	run -0 covest -q -e 0.01 -d 1e-5 --clip 1 --budget-store k.db -o last.tns ../x.tns
+}

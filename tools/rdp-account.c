@@ -735,6 +735,9 @@ run_store(int argc, char *argv[])
 		rc = store_set(s, c.dataset, c.epsilon, c.delta, err,
 		    sizeof err);
 		store_close(s);
+		/* PV_E_RANGE here: the delta of a dataset with releases. */
+		if (rc == PV_E_RANGE)
+			cli_die(EX_DATAERR, "%s: %s", path, err);
 		if (rc != 0)
 			store_die(rc, path, err);
 		return 0;
