@@ -69,3 +69,37 @@ FORCE:
 # commit they were built from (with "-dirty" when the tree had changes)
 # and the date.  Computed when a report is made (a recursive variable).
 RESULT_STAMP = privada $(shell $(B)/featurize --version 2>/dev/null | awk '{ print $$NF }'), commit $(shell git -C $(TOP) describe --always --dirty 2>/dev/null || echo unknown), $(shell date -u +%Y-%m-%d)
+
+# The budget store (issue 18; rdp-account(1), "Budget store").  An
+# experiment whose DP steps charge a store sets STORE_DATASETS (the
+# datasets it protects), STORE_EPSILON (the allowance of one pass of its
+# grid on each) and STORE_DEPS (the parameter stamps and tools whose change
+# remakes DP steps), then calls $(call store_setup), lists $(STORE_READY)
+# as an order-only prerequisite of its DP steps and prints $(STORE_STATUS)
+# at the end of its report.  The DP tools find the store in the
+# environment (PRIVADA_BUDGET_STORE) and charge every release to it before
+# writing; a refusal (exit 77) stops make.  STORE_READY creates the store
+# once (it is never remade: it keeps every charge, also of outputs make
+# later replaces) and, whenever STORE_DEPS change (a new configuration
+# whose steps make remakes), raises each dataset's budget to what it has
+# spent plus STORE_EPSILON: every configuration make runs gets one grid's
+# allowance, and the store shows what all of them together cost the data.
+# The store accounts each dataset at DELTA: another DELTA needs another
+# store (make STORE=...).
+STORE ?= $(OUT)/budget.db
+STORE_DATASETS ?=
+STORE_EPSILON ?=
+STORE_DEPS ?=
+# (Through PATH: make -n lists it, and a report is not a step; the tests
+# find the steps in make -n by the tools' paths.)
+STORE_STATUS = PATH='$(B)':"$$PATH" rdp-account store status '$(STORE)'
+store_raise = $(B)/rdp-account store set $(STORE) --dataset $(1) --delta $(DELTA) --epsilon $$$$($(B)/rdp-account store status --format tsv $(STORE) | awk -F '\t' -v d=$(1) -v e=$(STORE_EPSILON) '$$$$1 == "dataset" && $$$$2 == d { b = $$$$3; e += $$$$5 } END { print (b + 0 > e + 0 ? b : e) }')
+define store_rules
+export PRIVADA_BUDGET_STORE := $(abspath $(STORE))
+STORE_READY := $(PARAM_DIR)/store.ready
+$(PARAM_DIR)/store.ready: $(PARAMS_store) $(STORE_DEPS) $(if $(wildcard $(STORE)),,FORCE)
+	@mkdir -p $$(@D) $$(dir $(STORE))
+	test -e $(STORE) || $(B)/rdp-account store init $(STORE)
+	$(foreach d,$(STORE_DATASETS),$(call store_raise,$(d)) &&) touch $$@
+endef
+store_setup = $(call param_group,store,STORE STORE_DATASETS STORE_EPSILON DELTA)$(eval $(store_rules))
