@@ -75,7 +75,7 @@ RESULT_STAMP = privada $(shell $(B)/featurize --version 2>/dev/null | awk '{ pri
 # datasets it protects), STORE_EPSILON (the allowance of one pass of its
 # grid on each) and STORE_DEPS (the parameter stamps and tools whose change
 # remakes DP steps), then calls $(call store_setup), lists $(STORE_READY)
-# as an order-only prerequisite of its DP steps and prints $(STORE_STATUS)
+# as an order-only prerequisite of its DP steps and runs $(STORE_REPORT)
 # at the end of its report.  The DP tools find the store in the
 # environment (PRIVADA_BUDGET_STORE) and charge every release to it before
 # writing; a refusal (exit 77) stops make.  STORE_READY creates the store
@@ -85,14 +85,16 @@ RESULT_STAMP = privada $(shell $(B)/featurize --version 2>/dev/null | awk '{ pri
 # spent plus STORE_EPSILON: every configuration make runs gets one grid's
 # allowance, and the store shows what all of them together cost the data.
 # The store accounts each dataset at DELTA: another DELTA needs another
-# store (make STORE=...).
+# store (make STORE=...).  make STORE= runs without a store.
 STORE ?= $(OUT)/budget.db
 STORE_DATASETS ?=
 STORE_EPSILON ?=
 STORE_DEPS ?=
+STORE_READY :=
 # (Through PATH: make -n lists it, and a report is not a step; the tests
 # find the steps in make -n by the tools' paths.)
-STORE_STATUS = PATH='$(B)':"$$PATH" rdp-account store status '$(STORE)'
+STORE_REPORT = $(if $(STORE),echo "Budget store $(abspath $(STORE)) (every release made here, composed per dataset):"; \
+	PATH='$(B)':"$$PATH" rdp-account store status '$(STORE)' | grep '^dataset',echo "No budget store (STORE is empty)")
 store_raise = $(B)/rdp-account store set $(STORE) --dataset $(1) --delta $(DELTA) --epsilon $$$$($(B)/rdp-account store status --format tsv $(STORE) | awk -F '\t' -v d=$(1) -v e=$(STORE_EPSILON) '$$$$1 == "dataset" && $$$$2 == d { b = $$$$3; e += $$$$5 } END { print (b + 0 > e + 0 ? b : e) }')
 define store_rules
 export PRIVADA_BUDGET_STORE := $(abspath $(STORE))
@@ -102,4 +104,4 @@ $(PARAM_DIR)/store.ready: $(PARAMS_store) $(STORE_DEPS) $(if $(wildcard $(STORE)
 	test -e $(STORE) || $(B)/rdp-account store init $(STORE)
 	$(foreach d,$(STORE_DATASETS),$(call store_raise,$(d)) &&) touch $$@
 endef
-store_setup = $(call param_group,store,STORE STORE_DATASETS STORE_EPSILON DELTA)$(eval $(store_rules))
+store_setup = $(if $(STORE),$(call param_group,store,STORE STORE_DATASETS STORE_EPSILON DELTA)$(eval $(store_rules)))
