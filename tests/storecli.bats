@@ -377,3 +377,23 @@ refused() {
 	# The store still charges.
 	run -0 covest -q -e 0.01 -d 1e-5 --clip 1 --budget-store k.db -o last.tns ../x.tns
 }
+
+@test "a release whose RDP curve is infinite at some orders (PATE's data-dependent bound) reads back; a NaN is a clear error, not a crash" {
+	rm -f inf.db i1.tns i2.tns
+	rdp-account store init inf.db
+	rdp-account store set inf.db --dataset cv --epsilon 100 --delta 1e-5
+	covest -q -e 1 -d 1e-5 --clip 1 --budget-store inf.db -o i1.tns x.tns
+	id=$(ids inf.db)
+	# The last order's value made +inf, as teacher-vote's smooth
+	# sensitivity release records it (tests/pate-t.bats charges one).
+	sqlite3 inf.db "UPDATE releases SET rdp = rtrim(rdp, '0123456789.e+-') || 'inf' WHERE id = '$id'"
+	[[ $(sqlite3 inf.db "SELECT rdp FROM releases") == *",inf" ]]
+	run -0 rdp-account store status inf.db
+	[[ $output == *"1 release"* ]]
+	run -0 covest -q -e 1 -d 1e-5 --clip 1 --budget-store inf.db -o i2.tns x.tns
+	sqlite3 inf.db "UPDATE releases SET rdp = rtrim(rdp, 'inf') || 'nan' WHERE id = '$id'"
+	run -74 rdp-account store status inf.db
+	[[ $output == *"release $id: malformed RDP curve"* ]]
+	run -74 covest -q -e 1 -d 1e-5 --clip 1 --budget-store inf.db -o i3.tns x.tns
+	[ ! -e i3.tns ]
+}

@@ -197,7 +197,10 @@ curve_parse(const char *s, double *v, size_t max, size_t *n)
 			return -1;
 		errno = 0;
 		v[*n] = strtod(s, &end);
-		if (end == s || errno != 0 || !isfinite(v[*n]))
+		/* +inf: an order where the bound is infinite (PATE's
+		 * data-dependent curves), skipped by the conversion. */
+		if (end == s || (errno != 0 && v[*n] != INFINITY) ||
+		    isnan(v[*n]) || v[*n] == -INFINITY)
 			return -1;
 		(*n)++;
 		if (*end == '\0')
@@ -304,9 +307,10 @@ load_releases(sqlite3 *db, const char *dataset, struct ledger *l,
 			cap *= 2;
 		}
 		if (row_entry(st, dataset, &l->e[l->n]) != 0) {
-			sqlite3_finalize(st);
-			return sfail(PV_E_STORE, err, errlen, "release %s: "
+			rc = sfail(PV_E_STORE, err, errlen, "release %s: "
 			    "malformed RDP curve", sqlite3_column_text(st, 0));
+			sqlite3_finalize(st);
+			return rc;
 		}
 		l->n++;
 	}
