@@ -95,3 +95,43 @@ endif
 # $(call slurm_jobs,TARGETS): the recipes of TARGETS (names or % patterns)
 # run through srun under SLURM=1; nothing changes otherwise.
 slurm_jobs = $(if $(filter 1,$(SLURM)),$(eval $(1): private SHELL := $(TOP)/pipelines/srun-shell))
+
+# The budget store (issue 18; rdp-account(1), "Budget store").  An
+# experiment whose DP steps charge a store sets STORE_DATASETS (the
+# datasets it protects), STORE_EPSILON (the allowance of one pass of its
+# grid on each) and STORE_DEPS (the parameter stamps and tools whose change
+# remakes DP steps), then calls $(call store_setup), lists $(STORE_READY)
+# as an order-only prerequisite of its DP steps and runs $(STORE_REPORT)
+# at the end of its report.  The DP tools find the store in the
+# environment (PRIVADA_BUDGET_STORE) and charge every release to it before
+# writing; a refusal (exit 77) stops make.  STORE_READY creates the store
+# once (it is never remade: it keeps every charge, also of outputs make
+# later replaces) and, whenever STORE_DEPS change (a new configuration
+# whose steps make remakes), raises each dataset's budget to what it has
+# spent plus STORE_EPSILON: every configuration make runs gets one grid's
+# allowance, and the store shows what all of them together cost the data.
+# The store accounts each dataset at DELTA: another DELTA needs another
+# store (make STORE=...).  make STORE= runs without a store.
+STORE ?= $(OUT)/budget.db
+STORE_DATASETS ?=
+STORE_EPSILON ?=
+STORE_DEPS ?=
+STORE_READY :=
+# A postgresql:// (or postgres://) STORE is a URI, taken as it is; any
+# other STORE is a file, made absolute for the tools.
+store_uri = $(filter postgresql://% postgres://%,$(STORE))
+store_path = $(if $(store_uri),$(STORE),$(abspath $(STORE)))
+# (Through PATH: make -n lists it, and a report is not a step; the tests
+# find the steps in make -n by the tools' paths.)
+STORE_REPORT = $(if $(STORE),echo "Budget store $(abspath $(STORE)) (every release made here, composed per dataset):"; \
+	PATH='$(B)':"$$PATH" rdp-account store status '$(STORE)' | grep '^dataset',echo "No budget store (STORE is empty)")
+store_raise = $(B)/rdp-account store set $(STORE) --dataset $(1) --delta $(DELTA) --epsilon $$$$($(B)/rdp-account store status --format tsv $(STORE) | awk -F '\t' -v d=$(1) -v e=$(STORE_EPSILON) '$$$$1 == "dataset" && $$$$2 == d { b = $$$$3; e += $$$$5 } END { print (b + 0 > e + 0 ? b : e) }')
+define store_rules
+export PRIVADA_BUDGET_STORE := $(store_path)
+STORE_READY := $(PARAM_DIR)/store.ready
+$(PARAM_DIR)/store.ready: $(PARAMS_store) $(STORE_DEPS) $(if $(store_uri)$(wildcard $(STORE)),,FORCE)
+	@mkdir -p $$(@D) $(if $(store_uri),,$$(dir $(STORE)))
+	$(if $(store_uri),$(B)/rdp-account store status '$(STORE)' >/dev/null 2>&1,test -e $(STORE)) || $(B)/rdp-account store init '$(STORE)'
+	$(foreach d,$(STORE_DATASETS),$(call store_raise,$(d)) &&) touch $$@
+endef
+store_setup = $(if $(STORE),$(call param_group,store,STORE STORE_DATASETS STORE_EPSILON DELTA)$(eval $(store_rules)))

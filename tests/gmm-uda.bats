@@ -112,11 +112,19 @@ have_gmmuda() {
 @test "gmm-uda: a mixture that overspends stops make at the budget guard" {
 	rm -rf over && mkdir -p over/out
 	cp -a run/out/train run/out/test run/out/target run/out/src run/out/feat over/out/
-	run -2 --separate-stderr make -s -C over -f "$MK" "${ARGS[@]}" GMM_SIGMA=0.3 samples
+	# The guard alone (STORE=: no budget store).
+	run -2 --separate-stderr make -s -C over -f "$MK" "${ARGS[@]}" GMM_SIGMA=0.3 STORE= samples
 	[[ $stderr == *"rdp-account: dataset kitchen: over budget: epsilon "*" > 4"* ]]
 	[ -e over/out/samp/kitchen-e4.tns ]
 	[ ! -e over/out/samp/kitchen-e4.ok ]
 	[ ! -e over/out/results.tsv ]
+	# With the budget store (its allowance 8: the source side and DANN at
+	# epsilon 4), the mixture is refused before it is written.
+	rm -rf over/out/gmm over/out/samp
+	run -2 --separate-stderr make -s -C over -f "$MK" "${ARGS[@]}" GMM_SIGMA=0.3 samples
+	[[ $stderr == *"gmm-fit: budget store "*"dataset kitchen: this release would bring"*"over its budget 8"*"nothing was released"* ]]
+	[ ! -e over/out/gmm/kitchen-e4.tns ]
+	[ ! -e over/out/samp/kitchen-e4.tns ]
 }
 
 @test "gmm-uda: the adaptation rows (dpsgd-train --mode gmm-uda)" {

@@ -62,8 +62,9 @@ usage(int status)
 
 	fputs("usage: kde-publish [-fqV] [-o file] [-S seed] -e eps -d delta\n"
 	    "                   [--audit-repeat n] [--bandwidth rule] "
-	    "[--bw-min b]\n"
-	    "                   [--dataset name] [--grid step | --grid-points "
+	    "[--budget-store path]\n"
+	    "                   [--bw-min b]"
+	    " [--dataset name] [--grid step | --grid-points "
 	    "n]\n"
 	    "                   [--group ratio --k k] [--group-eps eps] "
 	    "[--kmeans-iters n]\n"
@@ -90,6 +91,9 @@ usage(int status)
 		    "  -V, --version          show the version\n"
 		    "      --audit-repeat N   N independent releases (tests "
 		    "only)\n"
+		    "      --budget-store PATH\n"
+		    "                         charge the release to the budget store "
+		    "PATH first\n"
 		    "      --bandwidth RULE   silverman (default), scott or a "
 		    "fixed bandwidth VALUE\n"
 		    "      --bw-min B         floor of data-dependent bandwidths "
@@ -375,6 +379,7 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "audit-repeat", required_argument, NULL, OPT_AUDIT },
 		{ "bandwidth", required_argument, NULL, OPT_BANDWIDTH },
+		{ "budget-store", required_argument, NULL, OPTS_BUDGET_STORE },
 		{ "bw-min", required_argument, NULL, OPT_BW_MIN },
 		{ "dataset", required_argument, NULL, OPTS_DATASET },
 		{ "delta", required_argument, NULL, 'd' },

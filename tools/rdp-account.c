@@ -18,6 +18,7 @@
 #include "pverr.h"
 #include "rdp.h"
 #include "store.h"
+#include "storecli.h"
 #include "emit.h"
 #include "tensor.h"
 #include "tstream.h"
@@ -29,13 +30,15 @@
 enum {
 	L_ALLOW_SEEDED = OPTS_FIRST_TOOL, L_ANALYTIC, L_BUDGET, L_CONVERSION, L_COUNT,
 	L_COUNTS, L_DDEP, L_FORMAT, L_GAMMA, L_ORDERS, L_PLD, L_PUBLIC, L_Q,
-	L_QUERIES, L_REPEAT, L_SCALE, L_SENS, L_SIGMA, L_SOLVE, L_STEPS
+	L_QUERIES, L_REPEAT, L_SCALE, L_SENS, L_SIGMA, L_SOLVE, L_STEPS,
+	L_BATCH, L_EPOCHS, L_RECORDS, L_STORE
 };
 
 static const struct option longopts[] = {
 	{ "allow-seeded", no_argument, NULL, L_ALLOW_SEEDED },
 	{ "analytic", no_argument, NULL, L_ANALYTIC },
 	{ "budget", required_argument, NULL, L_BUDGET },
+	{ "budget-store", required_argument, NULL, L_STORE },
 	{ "conversion", required_argument, NULL, L_CONVERSION },
 	{ "count", required_argument, NULL, L_COUNT },
 	{ "counts", required_argument, NULL, L_COUNTS },
@@ -57,6 +60,7 @@ static const struct option longopts[] = {
 	{ "sigma", required_argument, NULL, L_SIGMA },
 	{ "solve", required_argument, NULL, L_SOLVE },
 	{ "steps", required_argument, NULL, L_STEPS },
+	{ "store", required_argument, NULL, L_STORE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
@@ -95,6 +99,7 @@ struct opts {
 	const char **files;
 	size_t nfiles;
 	const char **public;		/* ledger --public lists, as given */
+	const char *store;		/* ledger --store */
 	size_t npublic;
 	struct verdict_params vp;	/* ledger: filled by run_ledger */
 };
@@ -112,10 +117,14 @@ usage(int status)
 "       rdp-account ledger [-qv] [--allow-seeded] [--budget eps]\n"
 "           [--conversion improved|classic] --delta d\n"
 "           [--format text|tsv|json] [--public name[,name ...]]\n"
-"           [file ...]\n"
-"       rdp-account store init path\n"
-"       rdp-account store set path --dataset name --epsilon e --delta d\n"
-"       rdp-account store status [--format text|tsv|json] path\n", fp);
+"           [--store path] [file ...]\n"
+"       rdp-account store init [--budget-store path | path]\n"
+"       rdp-account store set [--budget-store path | path] --dataset name\n"
+"           --epsilon e --delta d\n"
+"       rdp-account store status [--format text|tsv|json]\n"
+"           [--budget-store path | path]\n"
+"       rdp-account store solve [--format text|tsv|json]\n"
+"           [--budget-store path | path] --dataset name plan\n", fp);
 	if (status == 0)
 		fputs(
 "\n"
@@ -132,6 +141,12 @@ usage(int status)
 "  pate-* --counts file --data-dependent   data-dependent bound (NOT\n"
 "                                   private without smooth sensitivity)\n"
 "\n"
+"plans of store solve (what spends exactly the rest of the budget):\n"
+"  sgm {--q q | --batch b --records n} {--steps n | --epochs e}\n"
+"                                   DP-SGD: the smallest noise multiplier\n"
+"  sgm {--q q | --batch b --records n} --sigma s   the most steps\n"
+"  gaussian [--sensitivity l2] [--count n]   the smallest noise std\n"
+"\n"
 "options:\n"
 "  -d, --delta d           target delta, 0 < d < 1 (required)\n"
 "  -e, --epsilon e         target epsilon of --solve, > 0; store set: the\n"
@@ -142,11 +157,17 @@ usage(int status)
 "  -v, --verbose           events: print the composed RDP curve too;\n"
 "                          ledger: list each dataset's releases\n"
 "  --allow-seeded          ledger --budget: seeded releases do not fail\n"
-"  --dataset name          store set: the dataset whose budget is set\n"
+"  --dataset name          store set: the dataset whose budget is set;\n"
+"                          store solve: the dataset of the planned release\n"
 "  --analytic              gaussian --solve: exact analytic calibration\n"
 "                          (Balle and Wang 2018) instead of RDP\n"
 "  --budget eps            ledger: exit 1 if a dataset spends more than\n"
 "                          eps or is not private\n"
+"  --budget-store path     store: the store (or PRIVADA_BUDGET_STORE);\n"
+"                          ledger: as --store\n"
+"  --batch b               store solve sgm: q = b / records, as dpsgd-train\n"
+"  --records n             store solve sgm: the declared records\n"
+"  --epochs e              store solve sgm: steps = round(e / q)\n"
 "  --conversion c          RDP to (epsilon, delta): improved (default) or\n"
 "                          classic\n"
 "  --count n               gaussian, laplace: releases (default 1)\n"
@@ -169,7 +190,9 @@ usage(int status)
 "  --sigma s               sgm: noise multiplier; gaussian, pate-gnmax:\n"
 "                          noise standard deviation\n"
 "  --solve p               sgm: sigma, steps or q; gaussian: sigma\n"
-"  --steps n               sgm: steps (compositions)\n", fp);
+"  --steps n               sgm: steps (compositions)\n"
+"  --store path            ledger: exit 1 unless every release of the\n"
+"                          streams is charged to this budget store\n", fp);
 	exit(status);
 }
 
@@ -436,6 +459,8 @@ run_ledger(struct opts *o)
 		    cli_prog());
 		status = 1;
 	}
+	if (o->store != NULL && storecli_check(o->store, &l, o->c.verbose) > 0)
+		status = 1;
 	if (o->have_budget)
 		for (size_t i = 0; i < nd; i++)
 			if (d[i].fails) {
@@ -533,50 +558,167 @@ status_json(const struct store_status *st)
 	fputs("]}\n", stdout);
 }
 
-/* rdp-account store init|set|status ... (argv[0] is "store"). */
+/* store solve's plan: the event name and its options, as given. */
+struct plan_opts {
+	const char *q, *batch, *records, *steps, *epochs, *sigma, *sens,
+	    *count;
+};
+
+/* The plan of store solve from the event name and its options. */
+static void
+parse_plan(const char *name, const struct plan_opts *po, struct store_plan *p)
+{
+	memset(p, 0, sizeof *p);
+	if (strcmp(name, "gaussian") == 0) {
+		if (po->q || po->batch || po->records || po->steps ||
+		    po->epochs || po->sigma)
+			cli_usage_error("store solve gaussian takes "
+			    "--sensitivity and --count only");
+		p->kind = STORE_PLAN_GAUSS_SIGMA;
+		p->sens = po->sens ? noise_arg("--sensitivity", po->sens) : 1;
+		p->count = po->count ? count_arg("--count", po->count) : 1;
+		return;
+	}
+	if (strcmp(name, "sgm") != 0)
+		cli_usage_error("unknown plan '%s' (sgm or gaussian)", name);
+	if (po->sens || po->count)
+		cli_usage_error("--sensitivity and --count apply to the "
+		    "gaussian plan");
+	if ((po->q != NULL) == (po->batch != NULL || po->records != NULL) ||
+	    (po->batch != NULL) != (po->records != NULL))
+		cli_usage_error("store solve sgm needs --q, or --batch and "
+		    "--records");
+	if (po->q != NULL) {
+		p->q = cli_double("--q", po->q, 0, 1);
+	} else {
+		uint64_t b = count_arg("--batch", po->batch);
+		uint64_t n = count_arg("--records", po->records);
+		/* As dpsgd-train: q from the declared size. */
+		p->q = b >= n ? 1 : (double)b / (double)n;
+	}
+	if ((po->steps != NULL) + (po->epochs != NULL) + (po->sigma != NULL)
+	    != 1)
+		cli_usage_error("store solve sgm needs one of --steps, --epochs "
+		    "(the noise multiplier is solved) and --sigma (the steps "
+		    "are solved)");
+	if (po->sigma != NULL) {
+		p->kind = STORE_PLAN_SGM_STEPS;
+		p->sigma = noise_arg("--sigma", po->sigma);
+		return;
+	}
+	p->kind = STORE_PLAN_SGM_SIGMA;
+	if (po->steps != NULL) {
+		p->steps = count_arg("--steps", po->steps);
+	} else {
+		/* As dpsgd-train: steps = round(epochs / q), at least 1. */
+		double e = cli_double("--epochs", po->epochs, 0, 1e12);
+		if (!(p->q > 0))
+			cli_usage_error("--epochs needs q > 0");
+		e = round(e / p->q);
+		if (e > (double)STORE_PLAN_MAX_STEPS)
+			cli_usage_error("--epochs %s: more than %llu steps",
+			    po->epochs, STORE_PLAN_MAX_STEPS);
+		p->steps = e < 1 ? 1 : (uint64_t)e;
+	}
+}
+
+/* rdp-account store init|set|status|solve ... (argv[0] is "store"). */
 static int
 run_store(int argc, char *argv[])
 {
 	static const struct option sopts[] = {
 		OPTS_COMMON_LONG,
 		{ "format", required_argument, NULL, L_FORMAT },
+		{ "q", required_argument, NULL, L_Q },
+		{ "batch", required_argument, NULL, L_BATCH },
+		{ "records", required_argument, NULL, L_RECORDS },
+		{ "steps", required_argument, NULL, L_STEPS },
+		{ "epochs", required_argument, NULL, L_EPOCHS },
+		{ "sigma", required_argument, NULL, L_SIGMA },
+		{ "sensitivity", required_argument, NULL, L_SENS },
+		{ "count", required_argument, NULL, L_COUNT },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct opts_common c = OPTS_COMMON_INIT;
+	struct plan_opts po = { 0 };
+	struct store_plan plan;
 	struct store *s;
 	struct store_status st;
-	const char *cmd, *path;
+	const char *cmd, *path, *opt_path = NULL, *operand = NULL;
 	char err[512];
-	int ch, format = 0, rc;
+	int ch, format = 0, rc, solve, nops;
 
 	if (argc < 2)
-		cli_usage_error("store needs a command: init, set or status");
+		cli_usage_error("store needs a command: init, set, status or "
+		    "solve");
 	cmd = argv[1];
 	if (strcmp(cmd, "init") != 0 && strcmp(cmd, "set") != 0 &&
-	    strcmp(cmd, "status") != 0)
-		cli_usage_error("unknown store command '%s' (init, set or "
-		    "status)", cmd);
+	    strcmp(cmd, "status") != 0 && strcmp(cmd, "solve") != 0)
+		cli_usage_error("unknown store command '%s' (init, set, status "
+		    "or solve)", cmd);
+	solve = strcmp(cmd, "solve") == 0;
 	argc--;
 	argv++;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "d:e:hqVv", sopts, NULL)) != -1) {
+		const char **slot = NULL;
+
+		switch (ch) {
+		case OPTS_BUDGET_STORE:
+			if (optarg[0] == '\0')
+				cli_usage_error("--budget-store: empty path");
+			opt_path = optarg;
+			continue;
+		case L_FORMAT:
+			format = cli_choice("--format", optarg, formats);
+			continue;
+		case L_Q: slot = &po.q; break;
+		case L_BATCH: slot = &po.batch; break;
+		case L_RECORDS: slot = &po.records; break;
+		case L_STEPS: slot = &po.steps; break;
+		case L_EPOCHS: slot = &po.epochs; break;
+		case L_SIGMA: slot = &po.sigma; break;
+		case L_SENS: slot = &po.sens; break;
+		case L_COUNT: slot = &po.count; break;
+		default:
+			break;
+		}
+		if (slot != NULL) {
+			if (!solve)
+				cli_usage_error("plan options apply to 'store "
+				    "solve' only");
+			*slot = optarg;
+			continue;
+		}
 		if (opts_common(&c, ch, optarg, usage))
 			continue;
-		if (ch == L_FORMAT)
-			format = cli_choice("--format", optarg, formats);
-		else
-			usage(EX_USAGE);
+		usage(EX_USAGE);
 	}
-	if (optind + 1 != argc)
-		cli_usage_error("store %s takes one store path", cmd);
-	path = argv[optind];
-	if (strcmp(cmd, "set") != 0 && (c.dataset != NULL || c.has_epsilon ||
-	    c.has_delta))
+	/* Operands: the store's path (unless --budget-store or the
+	 * environment names it), then solve's plan. */
+	nops = argc - optind;
+	if (nops > (solve ? 2 : 1) || (solve && nops == 0))
+		cli_usage_error("store %s takes %s", cmd, solve ? "the store's "
+		    "path (or --budget-store) and a plan: sgm or gaussian" :
+		    "one store path");
+	if (nops == (solve ? 2 : 1))
+		operand = argv[optind];
+	path = storecli_path(opt_path, operand);
+	if (strcmp(cmd, "set") != 0 && (c.has_epsilon || c.has_delta ||
+	    (!solve && c.dataset != NULL)))
 		cli_usage_error("--dataset, --epsilon and --delta apply to "
-		    "'store set' only");
-	if (strcmp(cmd, "status") != 0 && format != 0)
-		cli_usage_error("--format applies to 'store status' only");
+		    "'store set' only (solve: --dataset)");
+	if (strcmp(cmd, "status") != 0 && !solve && format != 0)
+		cli_usage_error("--format applies to 'store status' and "
+		    "'store solve' only");
 	dpcli_store_env();
+	if (solve) {
+		if (c.dataset == NULL)
+			cli_usage_error("store solve needs --dataset");
+		parse_plan(argv[argc - 1], &po, &plan);
+		storecli_solve(path, c.dataset, &plan, format);
+		return 0;
+	}
 	if (strcmp(cmd, "init") == 0) {
 		if ((rc = store_init(path, err, sizeof err)) != 0)
 			cli_die(rc == PV_E_IO ? EX_CANTCREAT : cli_pv_exit(rc),
@@ -595,6 +737,9 @@ run_store(int argc, char *argv[])
 		rc = store_set(s, c.dataset, c.epsilon, c.delta, err,
 		    sizeof err);
 		store_close(s);
+		/* PV_E_RANGE here: the delta of a dataset with releases. */
+		if (rc == PV_E_RANGE)
+			cli_die(EX_DATAERR, "%s: %s", path, err);
 		if (rc != 0)
 			store_die(rc, path, err);
 		return 0;
@@ -729,6 +874,9 @@ main(int argc, char *argv[])
 		case L_PUBLIC:
 			public_names(&o, optarg);
 			break;
+		case L_STORE:
+			o.store = optarg;
+			break;
 		case L_REPEAT:
 			o.repeat = (uint64_t)cli_ll("--repeat", optarg, 1,
 			    (long long)MAX_REPEAT);
@@ -759,10 +907,10 @@ main(int argc, char *argv[])
 		free((void *)o.public);
 		return ch;
 	}
-	if (o.have_budget || o.allow_seeded || o.npublic)
+	if (o.have_budget || o.allow_seeded || o.npublic || o.store)
 		cli_usage_error("option %s applies to 'ledger' only",
 		    o.have_budget ? "--budget" : o.allow_seeded ?
-		    "--allow-seeded" : "--public");
+		    "--allow-seeded" : o.npublic ? "--public" : "--store");
 	for (size_t i = 0; i < o.nev; i++) {
 		char buf[200];
 		const char *msg = account_check_event(&o.ev[i], o.nev, buf,

@@ -50,8 +50,8 @@ usage(int status)
 	FILE *fp = status ? stderr : stdout;
 
 	fputs("usage: teacher-vote [-fqVv] [-o file] [-S seed] --classes k\n"
-	    "                    [--audit-repeat n] [--data-dependent] "
-	    "[--dataset name]\n"
+	    "                    [--audit-repeat n] [--budget-store path]\n"
+	    "                    [--data-dependent] [--dataset name]\n"
 	    "                    [--gamma g] [--level level] "
 	    "[--max-answers n]\n"
 	    "                    [--mechanism name] [--sigma s] "
@@ -73,6 +73,9 @@ usage(int status)
 		    "stderr\n"
 		    "      --audit-repeat N   N independent releases (tests "
 		    "only)\n"
+		    "      --budget-store PATH\n"
+		    "                         charge the release to the budget store "
+		    "PATH first\n"
 		    "      --classes K        number of classes (required)\n"
 		    "      --data-dependent   gnmax, confident-gnmax: also release "
 		    "the data-dependent\n"
@@ -481,6 +484,7 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "audit-repeat", required_argument, NULL, OPT_AUDIT },
+		{ "budget-store", required_argument, NULL, OPTS_BUDGET_STORE },
 		{ "classes", required_argument, NULL, OPT_CLASSES },
 		{ "data-dependent", no_argument, NULL, OPT_DDEP },
 		{ "dataset", required_argument, NULL, OPTS_DATASET },

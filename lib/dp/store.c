@@ -209,7 +209,10 @@ curve_parse(const char *s, double *v, size_t max, size_t *n)
 			return -1;
 		errno = 0;
 		v[*n] = strtod(s, &end);
-		if (end == s || errno != 0 || !isfinite(v[*n]))
+		/* +inf: an order where the bound is infinite (PATE's
+		 * data-dependent curves), skipped by the conversion. */
+		if (end == s || (errno != 0 && v[*n] != INFINITY) ||
+		    isnan(v[*n]) || v[*n] == -INFINITY)
 			return -1;
 		(*n)++;
 		if (*end == '\0')
@@ -548,5 +551,37 @@ store_status(struct store *s, struct store_status *out, char *err,
 	s->ops->rollback(s);
 	if (rc != 0)
 		store_status_free(out);
+	return rc;
+}
+
+/* ---- one dataset's releases (storeplan.c, rdp-account ledger --store) ---- */
+
+int
+store_ledger(struct store *s, const char *dataset, struct ledger *l,
+    double *budget, double *delta, char *err, size_t errlen)
+{
+	struct store_status st = { 0 };
+	size_t i;
+	int rc;
+
+	memset(l, 0, sizeof *l);
+	if ((rc = s->ops->begin(s, STORE_TX_READ, NULL, NULL, NULL, err,
+	    errlen)) < 0)
+		return rc;
+	if ((rc = s->ops->datasets(s, &st, err, errlen)) != 0)
+		goto out;
+	for (i = 0; i < st.n && strcmp(st.d[i].name, dataset) != 0; i++)
+		;
+	if (i == st.n) {
+		rc = store_fail(PV_E_NOBUDGET, err, errlen, "dataset %s has no "
+		    "budget in the store (rdp-account store set)", dataset);
+		goto out;
+	}
+	*budget = st.d[i].budget;
+	*delta = st.d[i].delta;
+	rc = load_releases(s, dataset, l, NULL, err, errlen);
+out:
+	s->ops->rollback(s);	/* a read: nothing to commit */
+	store_status_free(&st);
 	return rc;
 }

@@ -133,4 +133,10 @@ int store_status(struct store *s, struct store_status *st, char *err,
     size_t errlen);
 void store_status_free(struct store_status *st);
 
+/* The budget of dataset (PV_E_NOBUDGET when it has none) and its charged
+ * releases, in charge order, into l (the caller's: ledger_free; the
+ * array has room for one more entry), read in one transaction. */
+int store_ledger(struct store *s, const char *dataset, struct ledger *l,
+    double *budget, double *delta, char *err, size_t errlen);
+
 #endif

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "dpcli.h"
+#include "pverr.h"
 #include "store.h"
 #include "noise.h"
 
@@ -172,6 +173,44 @@ dpcli_store_env(void)
 		    "'%s' (local, nfs, cifs, smb2, 9p, fuse, lustre, ...)", fs);
 }
 
+static double target_delta = -1;
+
+void
+dpcli_target_delta(double delta)
+{
+	target_delta = delta;
+}
+
+/* Refuse a run whose --delta is not the store's delta for the dataset
+ * (a dataset without a budget is store_charge's refusal, exit 78). */
+static void
+check_delta(struct store *s, const char *path, const char *dataset)
+{
+	struct ledger l;
+	double budget, delta;
+	char err[512];
+	int rc;
+
+	if (target_delta < 0)
+		return;
+	rc = store_ledger(s, dataset, &l, &budget, &delta, err, sizeof err);
+	ledger_free(&l);
+	if (rc == PV_E_NOBUDGET)
+		return;
+	if (rc != 0) {
+		store_close(s);
+		cli_die(cli_pv_exit(rc), "budget store %s: %s: nothing was "
+		    "released", path, err);
+	}
+	if (delta != target_delta) {
+		store_close(s);
+		cli_die(EX_DATAERR, "budget store %s: dataset %s is accounted "
+		    "at delta %g, this run's --delta is %g: refused, nothing "
+		    "charged, nothing was released (run with --delta %g)", path,
+		    dataset, delta, target_delta, delta);
+	}
+}
+
 /* Charge e to the budget store, if any; exit when it refuses. */
 static void
 charge(const struct ledger_entry *e)
@@ -191,6 +230,7 @@ charge(const struct ledger_entry *e)
 	if ((rc = store_open(path, 0, &s, err, sizeof err)) != 0)
 		cli_die(cli_pv_exit(rc), "budget store %s: %s: nothing was "
 		    "released", path, err);
+	check_delta(s, path, e->dataset);
 	rc = store_charge(s, e, ts_utf8_valid(args, strlen(args)) ? args :
 	    "(arguments are not UTF-8)", &spent, err, sizeof err);
 	store_close(s);

@@ -80,6 +80,12 @@ void dpcli_budget_store(const char *path);
  * usage error.  Called before a store is opened. */
 void dpcli_store_env(void);
 
+/* The run's target delta (-d, --delta; opts_common notes it): a budget
+ * store whose dataset is accounted at another delta refuses the release
+ * (exit 65, nothing charged, nothing written), since the epsilon the run
+ * reports would be at another delta than the store's. */
+void dpcli_target_delta(double delta);
+
 /* Record the release in out (stream metadata being built, already holding
  * the inherited ledger): write the entry, drop the row-local raw mark of
  * the protected dataset (its rows are now released values), keep an

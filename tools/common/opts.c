@@ -46,6 +46,7 @@ opts_common(struct opts_common *c, int ch, const char *arg,
 	case 'd':
 		c->delta = dpcli_delta_arg("--delta", arg);
 		c->has_delta = 1;
+		dpcli_target_delta(c->delta);
 		return 1;
 	case OPTS_LEVEL:
 		c->level = cli_level_arg(arg);
