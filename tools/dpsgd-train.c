@@ -129,7 +129,8 @@ usage(int status)
 		    "(default constant)\n"
 		    "      --mode MODE        classify (default), dann, assoc, "
 		    "gmm-uda or ncm\n"
-		    "      --momentum M       SGD momentum (default 0)\n"
+		    , fp);
+	fputs("      --momentum M       SGD momentum (default 0)\n"
 		    "      --nesterov         Nesterov momentum\n"
 		    "      --no-dp            train without privacy (the model "
 		    "is raw-derived)\n"
