@@ -1534,11 +1534,12 @@ grid_add(double *x, const double *z, size_t n, double inv, double gamma)
 	return bad;
 }
 
-int
-nn_noise_release(struct nn_noise *h, double *x)
+/* Wait until buffer h->cur holds the next release's noise (drawing it
+ * here when no worker has started it).  @return 0 or a fill's error. */
+static int
+noise_ready(struct nn_noise *h)
 {
-	int rc = 0, b = h->cur;
-	double tv = 0;
+	int rc = 0;
 
 	if (h->threaded) {
 		uint64_t c = h->nrel;
@@ -1557,20 +1558,20 @@ nn_noise_release(struct nn_noise *h, double *x)
 		}
 		rc = h->rc;
 		pthread_mutex_unlock(&h->mu);
-		if (rc != 0)
-			return rc;
-	} else {
+	} else
 		for (size_t j = 0; j < h->nseg && rc == 0; j++)
-			rc = noise_fill(h, &h->seg[j], b);
-		if (rc != 0)
-			return rc;
-	}
-	/* x / gamma is exact (a power of two; an underflow is far below
-	 * 1/2 and rounds to 0 either way), so is r gamma for an integer
-	 * |r| < 2^51, and so is r gamma + k gamma = (r + k) gamma while
-	 * |r + k| < 2^53: the value noise_add_dgauss stores. */
-	if (grid_add(x, h->z[b], h->d, h->inv, h->gamma) != 0)
-		rc = NN_E_NOISE;
+			rc = noise_fill(h, &h->seg[j], h->cur);
+	return rc;
+}
+
+/* The release of buffer h->cur is over (rc its result): charge its TV
+ * bound, hand the buffer back to the workers, use the other one next. */
+static int
+noise_done(struct nn_noise *h, int rc)
+{
+	int b = h->cur;
+	double tv = 0;
+
 	for (size_t j = 0; j < h->nseg; j++)
 		tv += h->seg[j].tv[b];
 	if (rc == 0 && tv > 0)		/* a bound: round up */
@@ -1583,6 +1584,46 @@ nn_noise_release(struct nn_noise *h, double *x)
 	}
 	h->cur ^= 1;
 	return rc;
+}
+
+int
+nn_noise_release(struct nn_noise *h, double *x)
+{
+	int rc;
+
+	if ((rc = noise_ready(h)) != 0)
+		return rc;
+	/* x / gamma is exact (a power of two; an underflow is far below
+	 * 1/2 and rounds to 0 either way), so is r gamma for an integer
+	 * |r| < 2^51, and so is r gamma + k gamma = (r + k) gamma while
+	 * |r + k| < 2^53: the value noise_add_dgauss stores. */
+	if (grid_add(x, h->z[h->cur], h->d, h->inv, h->gamma) != 0)
+		rc = NN_E_NOISE;
+	return noise_done(h, rc);
+}
+
+int
+nn_noise_release_each(struct nn_noise *h, double *x, size_t blk,
+    void (*each)(void *arg, double *x, size_t lo, size_t hi), void *arg)
+{
+	const double *z;
+	int rc;
+
+	if (blk == 0)
+		return NN_E_RANGE;
+	if ((rc = noise_ready(h)) != 0)
+		return rc;
+	z = h->z[h->cur];
+	/* The same values as nn_noise_release, block by block. */
+	for (size_t lo = 0; lo < h->d && rc == 0; lo += blk) {
+		size_t hi = h->d - lo < blk ? h->d : lo + blk;
+
+		if (grid_add(x + lo, z + lo, hi - lo, h->inv, h->gamma) != 0)
+			rc = NN_E_NOISE;
+		else
+			each(arg, x, lo, hi);
+	}
+	return noise_done(h, rc);
 }
 
 int
