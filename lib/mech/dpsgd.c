@@ -12,6 +12,7 @@
 #include "la.h"
 #include "noise_fast.h"
 #include "rdp.h"
+#include "simd.h"
 #include "tensor.h"
 #include "tstream.h"
 #include "uda.h"
@@ -244,15 +245,39 @@ dann_fwd_bwd(struct dpsgd *t, struct stream *st, const uint64_t *rows,
  * g_i += (float)(x_i / b), then x_i = 0 (the sum is ready for the next
  * step).  Blocks of 8 in local arrays, a form GCC's -O2 vectoriser takes
  * (lib/ml/nn.c, VB); the division and the rounding to float are the same
- * correctly rounded operations either way, so the result is too.
+ * correctly rounded operations either way, so the result is too.  When b
+ * is a power of two (a batch of 256), 1 / b is exact and x_i (1 / b) is
+ * the correctly rounded x_i / b as well (both round the same real
+ * number), so the division becomes a multiplication with the same bits.
  */
 #define VB 8
 
-static void
+PV_CLONES static void
 grad_add_clear(float *g, double *x, size_t n, double b)
 {
 	size_t i = 0;
+	int e;
 
+	if (frexp(b, &e) == 0.5) {
+		double inv = ldexp(1.0, 1 - e);
+
+		for (; i + VB <= n; i += VB) {
+			double v[VB];
+			float w[VB];
+
+			memcpy(v, x + i, sizeof v);
+			memcpy(w, g + i, sizeof w);
+			for (size_t j = 0; j < VB; j++)
+				w[j] += (float)(v[j] * inv);
+			memcpy(g + i, w, sizeof w);
+			memset(x + i, 0, sizeof v);
+		}
+		for (; i < n; i++) {
+			g[i] += (float)(x[i] * inv);
+			x[i] = 0;
+		}
+		return;
+	}
 	for (; i + VB <= n; i += VB) {
 		double v[VB];
 		float w[VB];

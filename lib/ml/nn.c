@@ -11,6 +11,7 @@
 #include "nn.h"
 #include "noise.h"
 #include "noise_fast.h"
+#include "simd.h"
 
 const char *
 nn_strerror(int code)
@@ -1508,7 +1509,7 @@ nn_noise_new(struct nn_noise **out, struct rng *const *r, size_t nr,
 
 /* x_i <- round(x_i / gamma) gamma + z_i; @return the number of |x_i /
  * gamma| >= 2^51 (or NaN) seen, which must be 0. */
-static size_t
+PV_CLONES static size_t
 grid_add(double *x, const double *z, size_t n, double inv, double gamma)
 {
 	size_t bad = 0, i = 0;
