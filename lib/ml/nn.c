@@ -698,7 +698,7 @@ nn_grad_sum(const struct nn_net *net, struct nn_ws *ws, float scale,
 /* Sum of squares of x[0..n-1] in double.  Eight partial sums keep the
  * loop fast; any order of summation is within the error bound used by
  * nn_clip_plan (gamma_n relative, about 2^-29 for n < 2^24). */
-static double
+PV_CLONES static double
 sumsq(const float *x, size_t n)
 {
 	double s[8] = { 0 };
@@ -1005,6 +1005,26 @@ sum64_reserve(struct nn_ws *ws, size_t len)
 	return 0;
 }
 
+/* d[0..n-1] += (double)s[0..n-1], in VB blocks (vectorised). */
+PV_CLONES static void
+add_f32(double *d, const float *s, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + VB <= n; i += VB) {
+		double v[VB];
+		float w[VB];
+
+		memcpy(v, d + i, sizeof v);
+		memcpy(w, s + i, sizeof w);
+		for (size_t j = 0; j < VB; j++)
+			v[j] += (double)w[j];
+		memcpy(d + i, v, sizeof v);
+	}
+	for (; i < n; i++)
+		d[i] += (double)s[i];
+}
+
 /* Layer l of the f64 path: sum += A^T diag(wt) G in double (DGEMM). */
 static int
 clip_sum_f64(const struct nn_layer *L, struct nn_ws *ws, float *A,
@@ -1140,8 +1160,7 @@ nn_clip_sum(const struct nn_clip *p, const struct nn_net *net,
 			    A + r * L->in, L->in, G + r * L->out, L->out,
 			    r == 0 ? 0.0f : 1.0f, S, L->out);
 		}
-		for (size_t j = 0; j < nw; j++)
-			dW[j] += (double)S[j];
+		add_f32(dW, S, nw);
 	}
 	return 0;
 }
