@@ -3,6 +3,7 @@
  * xxhash_spec.md of the xxHash project), used for input digests in prov.
  * Written from the specification; tested against its published values.
  */
+#include <endian.h>
 #include <string.h>
 
 #include "xxh64.h"
@@ -19,13 +20,15 @@ rotl(uint64_t x, int r)
 	return (x << r) | (x >> (64 - r));
 }
 
+/* A little-endian 64-bit word (one load where the host is little-endian,
+ * the same value either way). */
 static uint64_t
 rd64(const unsigned char *p)
 {
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
+	uint64_t v;
+
+	memcpy(&v, p, sizeof v);
+	return le64toh(v);
 }
 
 static uint32_t
@@ -87,10 +90,23 @@ ts_xxh64_update(struct ts_xxh64 *s, const void *data, size_t n)
 		n -= k;
 		s->buflen = 0;
 	}
-	while (n >= 32) {
-		stripe(s->v, p);
-		p += 32;
-		n -= 32;
+	if (n >= 32) {
+		/* The accumulators in registers over the whole run. */
+		uint64_t v0 = s->v[0], v1 = s->v[1], v2 = s->v[2],
+		    v3 = s->v[3];
+
+		do {
+			v0 = round1(v0, rd64(p));
+			v1 = round1(v1, rd64(p + 8));
+			v2 = round1(v2, rd64(p + 16));
+			v3 = round1(v3, rd64(p + 24));
+			p += 32;
+			n -= 32;
+		} while (n >= 32);
+		s->v[0] = v0;
+		s->v[1] = v1;
+		s->v[2] = v2;
+		s->v[3] = v3;
 	}
 	memcpy(s->buf, p, n);
 	s->buflen = n;

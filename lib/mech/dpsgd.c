@@ -12,6 +12,7 @@
 #include "la.h"
 #include "noise_fast.h"
 #include "rdp.h"
+#include "simd.h"
 #include "tensor.h"
 #include "tstream.h"
 #include "uda.h"
@@ -244,15 +245,39 @@ dann_fwd_bwd(struct dpsgd *t, struct stream *st, const uint64_t *rows,
  * g_i += (float)(x_i / b), then x_i = 0 (the sum is ready for the next
  * step).  Blocks of 8 in local arrays, a form GCC's -O2 vectoriser takes
  * (lib/ml/nn.c, VB); the division and the rounding to float are the same
- * correctly rounded operations either way, so the result is too.
+ * correctly rounded operations either way, so the result is too.  When b
+ * is a power of two (a batch of 256), 1 / b is exact and x_i (1 / b) is
+ * the correctly rounded x_i / b as well (both round the same real
+ * number), so the division becomes a multiplication with the same bits.
  */
 #define VB 8
 
-static void
+PV_CLONES static void
 grad_add_clear(float *g, double *x, size_t n, double b)
 {
 	size_t i = 0;
+	int e;
 
+	if (frexp(b, &e) == 0.5) {
+		double inv = ldexp(1.0, 1 - e);
+
+		for (; i + VB <= n; i += VB) {
+			double v[VB];
+			float w[VB];
+
+			memcpy(v, x + i, sizeof v);
+			memcpy(w, g + i, sizeof w);
+			for (size_t j = 0; j < VB; j++)
+				w[j] += (float)(v[j] * inv);
+			memcpy(g + i, w, sizeof w);
+			memset(x + i, 0, sizeof v);
+		}
+		for (; i < n; i++) {
+			g[i] += (float)(x[i] * inv);
+			x[i] = 0;
+		}
+		return;
+	}
 	for (; i + VB <= n; i += VB) {
 		double v[VB];
 		float w[VB];
@@ -270,11 +295,44 @@ grad_add_clear(float *g, double *x, size_t n, double b)
 	}
 }
 
+/* Values per block of a fused release (x, the noise, the gradient and
+ * the parameters of a block stay in the first-level cache). */
+#define FUSE_BLK 1024
+
+/* A fused release: the stream's noisy sum becomes t->grad's share, and
+ * the optimiser moves those parameters, block by block (fuse_block). */
+struct fuse {
+	struct dpsgd *t;
+	struct optim *opt;
+	size_t off;			/* x[0] is parameter off */
+	double b;			/* the expected batch size */
+};
+
+/* Released values x[lo..hi-1]: the gradient of parameters off + lo ..
+ * off + hi - 1 (cleared, then the scaled sum added, as step and
+ * grad_add_clear do in separate passes: the same operations in the same
+ * order per value), x cleared, and the optimiser's step on them. */
+static void
+fuse_block(void *arg, double *x, size_t lo, size_t hi)
+{
+	struct fuse *f = arg;
+	float *g = f->t->grad + f->off + lo;
+
+	memset(g, 0, (hi - lo) * sizeof *g);
+	grad_add_clear(g, x + lo, hi - lo, f->b);
+	optim_update(f->opt, f->t->m->param, f->t->grad, f->off + lo,
+	    f->off + hi);
+}
+
 /* Add a DP-SGD stream's share of the step to t->grad (Abadi et al. 2016,
  * Algorithm 1, with Poisson sampling): the clipped sum of a Poisson
- * batch, noised, divided by the expected batch size. */
+ * batch, noised, divided by the expected batch size.  With opt (a stream
+ * whose noise covers one range, the whole step's range: see step), the
+ * step ends here: the gradient is cleared, set and applied per block as
+ * it is released. */
 static int
-stream_dp_add(struct dpsgd *t, struct stream *st, struct rng *r)
+stream_dp_add(struct dpsgd *t, struct stream *st, struct rng *r,
+    struct optim *opt)
 {
 	size_t n = nn_poisson(r, st->dt->n, st->q, st->idx);
 	double *x = st->nr == 1 ? t->sum + st->rlo[0] : st->pk;
@@ -309,6 +367,15 @@ stream_dp_add(struct dpsgd *t, struct stream *st, struct rng *r)
 			memset(t->sum + st->rlo[j], 0, (st->rhi[j] -
 			    st->rlo[j]) * sizeof *t->sum);
 		}
+	if (opt != NULL) {
+		struct fuse f = { t, opt, st->rlo[0], (double)st->batch };
+
+		if ((rc = nn_noise_release_each(st->noise, x, FUSE_BLK,
+		    fuse_block, &f)) != 0)
+			return fail(t, rc, "noise: %s (nothing was released)",
+			    nn_strerror(rc));
+		return 0;
+	}
 	if (st->noise != NULL && (rc = nn_noise_release(st->noise, x)) != 0)
 		return fail(t, rc, "noise: %s (nothing was released)",
 		    nn_strerror(rc));
@@ -670,9 +737,23 @@ static int
 step(struct dpsgd *t, struct rng *r, struct optim *opt, double *seen,
     double *lossp)
 {
+	struct stream *s0 = &t->st[0];
 	double loss = 0;
 	int rc = 0;
 
+	/* One noised stream covering the one range the optimiser moves:
+	 * its release, the gradient and the optimiser's step are one pass
+	 * (stream_dp_add). */
+	if (t->as == NULL && t->gu == NULL && t->nst == 1 && s0->dp &&
+	    s0->noise != NULL && s0->nr == 1 && t->nrange == 1 &&
+	    s0->rlo[0] == t->rlo[0] && s0->rhi[0] == t->rhi[0]) {
+		if ((rc = stream_dp_add(t, s0, r, opt)) != 0)
+			return rc;
+		*seen += s0->q * (double)s0->dt->n;
+		optim_next(opt);
+		*lossp = 0;
+		return 0;
+	}
 	for (size_t j = 0; j < t->nrange; j++)
 		memset(t->grad + t->rlo[j], 0, (t->rhi[j] - t->rlo[j]) *
 		    sizeof *t->grad);
@@ -686,7 +767,7 @@ step(struct dpsgd *t, struct rng *r, struct optim *opt, double *seen,
 		struct stream *st = &t->st[i];
 
 		if (st->dp) {
-			if ((rc = stream_dp_add(t, st, r)) != 0)
+			if ((rc = stream_dp_add(t, st, r, NULL)) != 0)
 				return rc;
 			*seen += st->q * (double)st->dt->n;
 		} else {

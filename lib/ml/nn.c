@@ -11,6 +11,7 @@
 #include "nn.h"
 #include "noise.h"
 #include "noise_fast.h"
+#include "simd.h"
 
 const char *
 nn_strerror(int code)
@@ -805,7 +806,7 @@ nn_grad_sum(const struct nn_net *net, struct nn_ws *ws, float scale,
 /* Sum of squares of x[0..n-1] in double.  Eight partial sums keep the
  * loop fast; any order of summation is within the error bound used by
  * nn_clip_plan (gamma_n relative, about 2^-29 for n < 2^24). */
-static double
+PV_CLONES static double
 sumsq(const float *x, size_t n)
 {
 	double s[8] = { 0 };
@@ -1116,6 +1117,26 @@ sum64_reserve(struct nn_ws *ws, size_t len)
 	return 0;
 }
 
+/* d[0..n-1] += (double)s[0..n-1], in VB blocks (vectorised). */
+PV_CLONES static void
+add_f32(double *d, const float *s, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + VB <= n; i += VB) {
+		double v[VB];
+		float w[VB];
+
+		memcpy(v, d + i, sizeof v);
+		memcpy(w, s + i, sizeof w);
+		for (size_t j = 0; j < VB; j++)
+			v[j] += (double)w[j];
+		memcpy(d + i, v, sizeof v);
+	}
+	for (; i < n; i++)
+		d[i] += (double)s[i];
+}
+
 /* Layer l of the f64 path: sum += A^T diag(wt) G in double (DGEMM). */
 static int
 clip_sum_f64(const struct nn_layer *L, struct nn_ws *ws, float *A,
@@ -1251,8 +1272,7 @@ nn_clip_sum(const struct nn_clip *p, const struct nn_net *net,
 			    A + r * L->in, L->in, G + r * L->out, L->out,
 			    r == 0 ? 0.0f : 1.0f, S, L->out);
 		}
-		for (size_t j = 0; j < nw; j++)
-			dW[j] += (double)S[j];
+		add_f32(dW, S, nw);
 	}
 	return 0;
 }
@@ -1620,7 +1640,7 @@ nn_noise_new(struct nn_noise **out, struct rng *const *r, size_t nr,
 
 /* x_i <- round(x_i / gamma) gamma + z_i; @return the number of |x_i /
  * gamma| >= 2^51 (or NaN) seen, which must be 0. */
-static size_t
+PV_CLONES static size_t
 grid_add(double *x, const double *z, size_t n, double inv, double gamma)
 {
 	size_t bad = 0, i = 0;
@@ -1646,11 +1666,12 @@ grid_add(double *x, const double *z, size_t n, double inv, double gamma)
 	return bad;
 }
 
-int
-nn_noise_release(struct nn_noise *h, double *x)
+/* Wait until buffer h->cur holds the next release's noise (drawing it
+ * here when no worker has started it).  @return 0 or a fill's error. */
+static int
+noise_ready(struct nn_noise *h)
 {
-	int rc = 0, b = h->cur;
-	double tv = 0;
+	int rc = 0;
 
 	if (h->threaded) {
 		uint64_t c = h->nrel;
@@ -1669,20 +1690,20 @@ nn_noise_release(struct nn_noise *h, double *x)
 		}
 		rc = h->rc;
 		pthread_mutex_unlock(&h->mu);
-		if (rc != 0)
-			return rc;
-	} else {
+	} else
 		for (size_t j = 0; j < h->nseg && rc == 0; j++)
-			rc = noise_fill(h, &h->seg[j], b);
-		if (rc != 0)
-			return rc;
-	}
-	/* x / gamma is exact (a power of two; an underflow is far below
-	 * 1/2 and rounds to 0 either way), so is r gamma for an integer
-	 * |r| < 2^51, and so is r gamma + k gamma = (r + k) gamma while
-	 * |r + k| < 2^53: the value noise_add_dgauss stores. */
-	if (grid_add(x, h->z[b], h->d, h->inv, h->gamma) != 0)
-		rc = NN_E_NOISE;
+			rc = noise_fill(h, &h->seg[j], h->cur);
+	return rc;
+}
+
+/* The release of buffer h->cur is over (rc its result): charge its TV
+ * bound, hand the buffer back to the workers, use the other one next. */
+static int
+noise_done(struct nn_noise *h, int rc)
+{
+	int b = h->cur;
+	double tv = 0;
+
 	for (size_t j = 0; j < h->nseg; j++)
 		tv += h->seg[j].tv[b];
 	if (rc == 0 && tv > 0)		/* a bound: round up */
@@ -1695,6 +1716,46 @@ nn_noise_release(struct nn_noise *h, double *x)
 	}
 	h->cur ^= 1;
 	return rc;
+}
+
+int
+nn_noise_release(struct nn_noise *h, double *x)
+{
+	int rc;
+
+	if ((rc = noise_ready(h)) != 0)
+		return rc;
+	/* x / gamma is exact (a power of two; an underflow is far below
+	 * 1/2 and rounds to 0 either way), so is r gamma for an integer
+	 * |r| < 2^51, and so is r gamma + k gamma = (r + k) gamma while
+	 * |r + k| < 2^53: the value noise_add_dgauss stores. */
+	if (grid_add(x, h->z[h->cur], h->d, h->inv, h->gamma) != 0)
+		rc = NN_E_NOISE;
+	return noise_done(h, rc);
+}
+
+int
+nn_noise_release_each(struct nn_noise *h, double *x, size_t blk,
+    void (*each)(void *arg, double *x, size_t lo, size_t hi), void *arg)
+{
+	const double *z;
+	int rc;
+
+	if (blk == 0)
+		return NN_E_RANGE;
+	if ((rc = noise_ready(h)) != 0)
+		return rc;
+	z = h->z[h->cur];
+	/* The same values as nn_noise_release, block by block. */
+	for (size_t lo = 0; lo < h->d && rc == 0; lo += blk) {
+		size_t hi = h->d - lo < blk ? h->d : lo + blk;
+
+		if (grid_add(x + lo, z + lo, hi - lo, h->inv, h->gamma) != 0)
+			rc = NN_E_NOISE;
+		else
+			each(arg, x, lo, hi);
+	}
+	return noise_done(h, rc);
 }
 
 int

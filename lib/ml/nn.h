@@ -358,6 +358,16 @@ int nn_noise_new(struct nn_noise **out, struct rng *const *r, size_t nr,
 /* @return 0, or NN_E_NOISE (a sampler error, or |x_i / gamma| >= 2^51, x
  * not finite): then x is left unspecified and must not be released. */
 int nn_noise_release(struct nn_noise *h, double *x);
+/* The same release in blocks of blk values, for callers that use the
+ * released values at once while they are in cache (dpsgd: scale, add to
+ * the gradient, optimiser step, clear, in the same pass): x[lo..hi-1] is
+ * released, then each(arg, x, lo, hi) is called, for lo = 0, blk, 2 blk,
+ * ..., in order.  The values are those of nn_noise_release.
+ * @return 0, NN_E_RANGE (blk 0), or NN_E_NOISE as nn_noise_release: then
+ * the blocks before the failing one have been passed to each, and
+ * nothing computed from x may be released. */
+int nn_noise_release_each(struct nn_noise *h, double *x, size_t blk,
+    void (*each)(void *arg, double *x, size_t lo, size_t hi), void *arg);
 /* Draw the noise of the next releases from r instead (an unthreaded
  * handle of one segment only: --audit-repeat gives each training its own
  * stream).  @return 0, or NN_E_RANGE otherwise. */

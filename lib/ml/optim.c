@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "optim.h"
+#include "simd.h"
 
 struct optim {
 	struct optim_cfg c;
@@ -105,7 +106,7 @@ optim_free(struct optim *o)
  */
 #define VB 8
 
-static void
+PV_CLONES static void
 sgd_momentum(struct optim *o, float *param, const float *grad, size_t lo,
     size_t hi, float lr, float wd)
 {
@@ -135,7 +136,7 @@ sgd_momentum(struct optim *o, float *param, const float *grad, size_t lo,
 }
 
 /* Plain SGD, in the same VB blocks (the same float operations). */
-static void
+PV_CLONES static void
 sgd_plain(float *param, const float *grad, size_t lo, size_t hi, float lr,
     float wd)
 {

@@ -422,6 +422,25 @@ test_clipping(void)
 
 /* ---- noise ---- */
 
+/* The blocks nn_noise_release_each hands over: contiguous, in order,
+ * each already equal to the reference release. */
+struct each_log {
+	size_t next, calls;
+	int ok;
+	const double *x, *want;
+};
+
+static void
+each_check(void *arg, double *x, size_t lo, size_t hi)
+{
+	struct each_log *lg = arg;
+
+	lg->ok &= x == lg->x && lo == lg->next && hi > lo &&
+	    memcmp(x + lo, lg->want + lo, (hi - lo) * sizeof *x) == 0;
+	lg->next = hi;
+	lg->calls++;
+}
+
 static void
 test_noise(void)
 {
@@ -512,6 +531,44 @@ test_noise(void)
 		ok(fabs(m1) / (s / sqrt((double)M)) <= STAT_Z && fabs(z) <= STAT_Z,
 		    "the fast noise has mean 0 and standard deviation sigma C "
 		    "(sd %.6g for %.6g, z %.2f)", sqrt(var), s, z);
+		nn_noise_free(h);
+		noise_fast_free(f);
+		rng_free(ra);
+		rng_free(rb);
+	}
+	/* Released in blocks (nn_noise_release_each): the bytes of
+	 * noise_fast_add again, each block handed over once, in order,
+	 * after its release, with a block size that does not divide d. */
+	{
+		struct noise_fast *f;
+		struct rng *ra = seeded("each"), *rb = seeded("each");
+		struct each_log lg = { 0, 0, 1, NULL, NULL };
+		double tv = 0;
+
+		if (nn_noise_new(&h, &ra, 1, s, d, 0, 0) != 0 ||
+		    noise_fast_new_grid(&f, s) != 0)
+			abort();
+		same = 1;
+		for (int rep = 0; rep < 3; rep++) {
+			for (size_t i = 0; i < d; i++)
+				x[i] = x2[i] = 1.25 - 0.001 * (double)i +
+				    (double)rep;
+			lg.next = 0;
+			lg.x = x;
+			lg.want = x2;
+			if (noise_fast_add(f, rb, x2, d, &tv) != 0 ||
+			    nn_noise_release_each(h, x, 999, each_check, &lg) !=
+			    0)
+				abort();
+			same &= lg.next == d &&
+			    memcmp(x, x2, d * sizeof *x) == 0;
+		}
+		ok(same && lg.ok && lg.calls == 3 * ((d + 998) / 999) &&
+		    nn_noise_tv(h) >= tv && tv > 0, "nn_noise_release_each: "
+		    "the bytes of noise_fast_add, in %zu blocks handed over in "
+		    "order", lg.calls);
+		ok(nn_noise_release_each(h, x, 0, each_check, &lg) ==
+		    NN_E_RANGE, "nn_noise_release_each refuses blocks of 0");
 		nn_noise_free(h);
 		noise_fast_free(f);
 		rng_free(ra);

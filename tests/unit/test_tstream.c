@@ -87,6 +87,67 @@ same_content(const char *a, const char *b, size_t len)
 	return same;
 }
 
+/*
+ * XXH64 of long inputs (the 32-byte stripes) against an independent
+ * implementation: a zstd frame's content checksum is the low 32 bits of
+ * XXH64(content, seed 0) (RFC 8878, section 3.1.1), computed by libzstd.
+ * Each input is hashed in one call and in pieces of 1, 7, 31, 32 and 33
+ * bytes, which must agree.
+ */
+static void
+xxh64_vs_zstd(void)
+{
+	static const size_t lens[] = { 31, 32, 33, 63, 64, 65, 100, 1000,
+	    4099, 65536 + 17 };
+	static const size_t pieces[] = { 1, 7, 31, 32, 33 };
+	unsigned char *buf = malloc(65536 + 17), *z;
+	size_t zcap = ZSTD_compressBound(65536 + 17), bad = 0, badp = 0;
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	uint64_t x = 88172645463325252u;
+
+	z = malloc(zcap);
+	for (size_t i = 0; i < 65536 + 17; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		buf[i] = (unsigned char)(x >> 32);
+	}
+	ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
+	for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+		size_t n = lens[k], zn = ZSTD_compress2(cc, z, zcap, buf, n);
+		struct ts_xxh64 h;
+		uint64_t whole;
+		uint32_t want;
+
+		if (ZSTD_isError(zn) || zn < 4) {
+			bad++;
+			continue;
+		}
+		want = (uint32_t)z[zn - 4] | (uint32_t)z[zn - 3] << 8 |
+		    (uint32_t)z[zn - 2] << 16 | (uint32_t)z[zn - 1] << 24;
+		ts_xxh64_init(&h, 0);
+		ts_xxh64_update(&h, buf, n);
+		whole = ts_xxh64_final(&h);
+		if ((uint32_t)whole != want)
+			bad++;
+		for (size_t j = 0; j < sizeof pieces / sizeof pieces[0]; j++) {
+			ts_xxh64_init(&h, 0);
+			for (size_t o = 0; o < n; o += pieces[j])
+				ts_xxh64_update(&h, buf + o, n - o < pieces[j] ?
+				    n - o : pieces[j]);
+			if (ts_xxh64_final(&h) != whole)
+				badp++;
+		}
+	}
+	ok(bad == 0, "xxh64 of 10 long inputs matches zstd's frame checksums "
+	    "(%zu differ)", bad);
+	ok(badp == 0, "xxh64 in pieces equals xxh64 in one call (%zu differ)",
+	    badp);
+	ZSTD_freeCCtx(cc);
+	free(z);
+	free(buf);
+}
+
 int
 main(void)
 {
@@ -101,6 +162,8 @@ main(void)
 	ts_xxh64_init(&h, 0);
 	ts_xxh64_update(&h, "abc", 3);
 	ok(ts_xxh64_final(&h) == UINT64_C(0x44BC2CF5AD770999), "xxh64 of 'abc'");
+
+	xxh64_vs_zstd();
 
 	for (int streamed = 0; streamed < 2; streamed++) {
 		s = write_stream(&len, streamed, 1);
