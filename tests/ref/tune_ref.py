@@ -89,4 +89,5 @@ def main():
                                                      ORDERS[i], v[i]))
 
 
-main()
+if __name__ == "__main__":
+    main()
