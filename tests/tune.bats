@@ -171,6 +171,8 @@ EOF2
 		--tune 'lr=1' --tune-trials geometric:0.5 --val-fraction 0.2 "$b"
 	run -64 dpsgd-train -e 2 -d 1e-5 --classes 3 --public-records 60 \
 		--epochs 5 --tune-trials geometric:5 "$b"
+	run -64 dpsgd-train -e 2 -d 1e-5 --classes 3 --public-records 60 \
+		--epochs 5 --tune-score-sigma 3 "$b"
 	run -64 dpsgd-train -d 1e-5 --classes 3 --tune 'lr=1;epochs=5' \
 		--sigma 1 --tune-trials geometric:5 --val-fraction 0.2 "$b"
 }

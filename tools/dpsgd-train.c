@@ -516,9 +516,11 @@ parse_args(int argc, char **argv, struct opts *o)
 			if (!(o->score_sigma > 0))
 				cli_usage_error("invalid --tune-score-sigma "
 				    "'%s': not positive", optarg);
+			o->has_tune_extra = 1;
 			break;
 		case OPT_TUNE_SPLIT_SEED:
 			o->split_seed = dpcli_seed_arg(optarg);
+			o->has_tune_extra = 1;
 			break;
 		case OPT_TUNE_TRIALS:
 			o->tune_trials = optarg;
@@ -581,8 +583,9 @@ main(int argc, char **argv)
 	arch_check(&o);
 	if (o.tune != NULL)
 		return run_tune(&o, argc, argv);
-	if (o.tune_trials != NULL || o.has_val_fraction)
-		cli_usage_error("--tune-trials and --val-fraction need --tune");
+	if (o.tune_trials != NULL || o.has_val_fraction || o.has_tune_extra)
+		cli_usage_error("--tune-trials, --val-fraction, "
+		    "--tune-score-sigma and --tune-split-seed need --tune");
 	if (o.ncm)
 		return run_ncm(&o, argc, argv);
 	return run_train(&o, argc, argv, t_start);

@@ -63,6 +63,7 @@ struct opts {
 	int has_val_fraction;
 	double score_sigma;		/* --tune-score-sigma (default 10) */
 	uint64_t split_seed;		/* --tune-split-seed (default 0) */
+	int has_tune_extra;		/* either of the two above */
 	size_t tshape[3];		/* --tune --arch: the input images */
 };
 
