@@ -176,3 +176,18 @@ EOF2
 	run -64 dpsgd-train -d 1e-5 --classes 3 --tune 'lr=1;epochs=5' \
 		--sigma 1 --tune-trials geometric:5 --val-fraction 0.2 "$b"
 }
+
+@test "dpsgd-train --tune: a Poisson draw of no trial writes nothing, exits 65, and is charged all the same" {
+	cd "$BATS_TEST_TMPDIR"
+	rdp-account store init st.db
+	rdp-account store set st.db --dataset blobs --epsilon 100 --delta 1e-5
+	# Seed 3 draws K = 0 from poisson:1 (probability e^-1).
+	run -65 --separate-stderr dpsgd-train -q -d 1e-5 --classes 3 \
+		--public-records 60 --batch 32 --tune 'lr=1;epochs=5' \
+		--tune-trials poisson:1 --val-fraction 0.2 --sigma 2 -S 3 \
+		--budget-store st.db -o m.tns "$BATS_FILE_TMPDIR/blobs.tns"
+	[[ $stderr == *"drew no trial"* ]]
+	[ ! -e m.tns ]
+	run -0 rdp-account store status st.db --format tsv
+	[ "$(echo "$output" | grep -c dpsgd-train)" -eq 1 ]
+}
