@@ -15,7 +15,8 @@ SMALL=(TRAIN_FRACTION=0.01 TEST_FRACTION=0.02 EPS=3 "SEEDS=1 2"
 	"DP_COMMON=--classes 10 --batch 128 --lr 2 --momentum 0.9 --clip 0.1 --epochs 3"
 	"NP_LR_OPTS=--classes 10 --batch 64 --lr 0.1 --epochs 3"
 	"NP_MLP_OPTS=--classes 10 --batch 64 --lr 0.1 --epochs 3 --hidden 16"
-	"SCATTER_MLP_OPTS=--classes 10 --batch 128 --lr 2 --clip 0.1 --epochs 3 --hidden 16")
+	"SCATTER_MLP_OPTS=--classes 10 --batch 128 --lr 2 --clip 0.1 --epochs 3 --hidden 16"
+	"SCATTER_LR_TUNED_OPTS=--classes 10 --momentum 0.9 --tune 'lr=1,2;clip=0.1;epochs=2,3;batch=128' --tune-trials geometric:2 --val-fraction 0.2")
 
 vis() {
 	local dir=$1
@@ -39,8 +40,10 @@ setup() {
 	run -0 cat make.status
 	run -0 cut -f 1-4,9,10 "$OUT/results.tsv"
 	local m want=$'task\tmethod\tepsilon\treps\tverdict\tacc_private'
-	for m in pixels-lr scatter-lr scatter-ncm; do
-		want+=$'\n'"fmnist	$m	np	2	not_private	yes"$'\n'"fmnist	$m	3	2	private	yes"
+	for m in pixels-lr scatter-lr scatter-lr-tuned scatter-ncm; do
+		[ $m = scatter-lr-tuned ] ||
+			want+=$'\n'"fmnist	$m	np	2	not_private	yes"
+		want+=$'\n'"fmnist	$m	3	2	private	yes"
 	done
 	[ "$output" = "$want" ]
 	# Every DP run spent at most its epsilon on fmnist, and nothing else.
@@ -105,4 +108,21 @@ assert abs(m - a) <= 0.051 and abs(h - t.ppf(0.975, 1) * s / 2 ** 0.5) <= 0.051,
 	assert_output --partial 'model/scatter-ncm-e3-r2'
 	refute_output --partial 'model/scatter-lr'
 	refute_output --partial 'featurize'
+}
+
+@test "dp-vision: scatter-lr-tuned is one repeat_select release of at most epsilon 3, with its chosen configuration" {
+	run -0 tns info --format json "$OUT/model/scatter-lr-tuned-e3-r1.tns"
+	echo "$output" > tuned.json
+	run -0 "$PY" - tuned.json <<'EOF2'
+import json, sys
+m = json.load(open(sys.argv[1]))["metadata"]
+rel = {k.split(".")[2] for k in m if k.startswith("dp.release.")}
+assert len(rel) == 1, rel
+p = "dp.release.%s." % rel.pop()
+assert m[p + "mechanism"] == "repeat_select", m[p + "mechanism"]
+assert m[p + "dataset"] == "fmnist"
+assert float(m["tune.epsilon"]) <= 3
+assert m["tune.config"] in ["lr=%s;clip=0.1;epochs=%s;batch=128" % (a, b)
+                            for a in ("1", "2") for b in ("2", "3")], m["tune.config"]
+EOF2
 }

@@ -49,8 +49,11 @@ usage(int status)
 	    "[--sigma s]\n"
 	    "                   [--source-features file] [--target file]\n"
 	    "                   [--target-public-records n] "
-	    "[--val file --val-public]\n"
-	    "                   [--weight-decay w]\n"
+	    "[--tune grid --tune-trials dist\n"
+	    "                   --val-fraction f] [--tune-score-sigma s] "
+	    "[--tune-split-seed n]\n"
+	    "                   [--val file --val-public] "
+	    "[--weight-decay w]\n"
 	    "                   [file]\n", fp);
 	if (status == 0)
 		fputs("\n"
@@ -152,7 +155,26 @@ usage(int status)
 		    "      --target FILE      dann, assoc: the unlabelled target "
 		    "rows (X)\n"
 		    "      --target-public-records N  dann: --target's size, "
-		    "declared public\n"
+		    "declared public\n", fp);
+	if (status == 0)
+		fputs("      --tune GRID        private tuning: trials draw a "
+		    "configuration of GRID,\n"
+		    "                         e.g. 'lr=0.5,1;clip=0.1,1;"
+		    "epochs=10,20;batch=256', train\n"
+		    "                         on the rows outside --val-fraction "
+		    "and are scored on\n"
+		    "                         the others; the best model is "
+		    "written; -e is the tuned total\n"
+		    "      --tune-score-sigma S  --tune: noise of the validation "
+		    "count (10)\n"
+		    "      --tune-split-seed N  --tune: the public seed of the "
+		    "split (0)\n"
+		    "      --tune-trials DIST --tune: the number of trials, "
+		    "geometric:MU, logarithmic:MU,\n"
+		    "                         negbin:ETA:MU or poisson:MU "
+		    "(mean MU)\n"
+		    "      --val-fraction F   --tune: the validation part of "
+		    "the rows\n"
 		    "      --val FILE         validation stream, for early "
 		    "stopping\n"
 		    "      --val-public       declare --val public (required "
@@ -275,10 +297,17 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "target", required_argument, NULL, OPT_TARGET },
 		{ "target-public-records", required_argument, NULL,
 		    OPT_TARGET_PUBLIC_RECORDS },
+		{ "tune", required_argument, NULL, OPT_TUNE },
+		{ "tune-score-sigma", required_argument, NULL,
+		    OPT_TUNE_SCORE_SIGMA },
+		{ "tune-split-seed", required_argument, NULL,
+		    OPT_TUNE_SPLIT_SEED },
+		{ "tune-trials", required_argument, NULL, OPT_TUNE_TRIALS },
 		{ "unsafe-test-no-clip", no_argument, NULL, OPT_UNSAFE },
 		{ "unsafe-test-half-sensitivity", no_argument, NULL,
 		    OPT_UNSAFE_HALF },
 		{ "val", required_argument, NULL, OPT_VAL },
+		{ "val-fraction", required_argument, NULL, OPT_VAL_FRACTION },
 		{ "val-public", no_argument, NULL, OPT_VAL_PUBLIC },
 		{ "weight-decay", required_argument, NULL, OPT_WD },
 		{ NULL, 0, NULL, 0 }
@@ -485,6 +514,32 @@ parse_args(int argc, char **argv, struct opts *o)
 			    "--target-public-records", optarg, 1,
 			    (long long)NN_MAX_RECORDS);
 			break;
+		case OPT_TUNE:
+			o->tune = optarg;
+			break;
+		case OPT_TUNE_SCORE_SIGMA:
+			o->score_sigma = cli_double("--tune-score-sigma", optarg,
+			    0, 1e9);
+			if (!(o->score_sigma > 0))
+				cli_usage_error("invalid --tune-score-sigma "
+				    "'%s': not positive", optarg);
+			o->has_tune_extra = 1;
+			break;
+		case OPT_TUNE_SPLIT_SEED:
+			o->split_seed = dpcli_seed_arg(optarg);
+			o->has_tune_extra = 1;
+			break;
+		case OPT_TUNE_TRIALS:
+			o->tune_trials = optarg;
+			break;
+		case OPT_VAL_FRACTION:
+			o->val_fraction = cli_double("--val-fraction", optarg, 0,
+			    1);
+			if (!(o->val_fraction > 0 && o->val_fraction < 1))
+				cli_usage_error("invalid --val-fraction '%s': not "
+				    "in (0, 1)", optarg);
+			o->has_val_fraction = 1;
+			break;
 		case OPT_UNSAFE:
 			o->p.unsafe = 1;
 			break;
@@ -520,7 +575,8 @@ parse_args(int argc, char **argv, struct opts *o)
 int
 main(int argc, char **argv)
 {
-	struct opts o = { .c = OPTS_COMMON_INIT, .act = NN_ACT_RELU };
+	struct opts o = { .c = OPTS_COMMON_INIT, .act = NN_ACT_RELU,
+	    .score_sigma = 10 };
 	double t_start = cli_now();
 	int first;
 
@@ -532,6 +588,11 @@ main(int argc, char **argv)
 	argc -= first;
 	argv += first;
 	arch_check(&o);
+	if (o.tune != NULL)
+		return run_tune(&o, argc, argv);
+	if (o.tune_trials != NULL || o.has_val_fraction || o.has_tune_extra)
+		cli_usage_error("--tune-trials, --val-fraction, "
+		    "--tune-score-sigma and --tune-split-seed need --tune");
 	if (o.ncm)
 		return run_ncm(&o, argc, argv);
 	return run_train(&o, argc, argv, t_start);

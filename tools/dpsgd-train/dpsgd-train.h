@@ -29,7 +29,9 @@ enum {
 	OPT_NESTEROV, OPT_NODP, OPT_OPTIMIZER, OPT_PATIENCE, OPT_PROTECT,
 	OPT_PUBLIC_RECORDS, OPT_SIGMA, OPT_SOURCE_FEATURES, OPT_TARGET,
 	OPT_TARGET_PUBLIC_RECORDS, OPT_UNSAFE, OPT_UNSAFE_HALF, OPT_VAL, OPT_VAL_PUBLIC, OPT_WD,
-	OPT_ARCH, OPT_INPUT_SHAPE, OPT_ACTIVATION
+	OPT_ARCH, OPT_INPUT_SHAPE, OPT_ACTIVATION,
+	OPT_TUNE, OPT_TUNE_TRIALS, OPT_VAL_FRACTION, OPT_TUNE_SCORE_SIGMA,
+	OPT_TUNE_SPLIT_SEED
 };
 
 struct opts {
@@ -56,6 +58,14 @@ struct opts {
 	int act;			/* --activation (enum nn_act) */
 	float ts[3];			/* --activation tsigmoid:S:T:O */
 	int has_act;
+	const char *tune;		/* --tune GRID, or NULL */
+	const char *tune_trials;	/* --tune-trials DIST */
+	double val_fraction;		/* --val-fraction F */
+	int has_val_fraction;
+	double score_sigma;		/* --tune-score-sigma (default 10) */
+	uint64_t split_seed;		/* --tune-split-seed (default 0) */
+	int has_tune_extra;		/* either of the two above */
+	size_t tshape[3];		/* --tune --arch: the input images */
 };
 
 /* --arch, --input-shape, --activation: their combinations with the other
@@ -89,6 +99,11 @@ int run_train(struct opts *o, int argc, char **argv, double t_start);
 int ncm_option(int ch);
 /* --mode ncm: the nearest class mean.  @return the exit status. */
 int run_ncm(struct opts *o, int argc, char **argv);
+
+/* tune.c */
+/* --tune: private hyper-parameter tuning by repeat and select.
+ * @return the exit status. */
+int run_tune(struct opts *o, int argc, char **argv);
 
 /* norm.c */
 /* --normalize dp:SIGMA[:C] into o. */
