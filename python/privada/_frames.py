@@ -26,6 +26,7 @@ class _Input:
         self.pos = 0
         self.base = 0
         self.eof = False
+        self.ahead = None           # input read ahead of buf
 
     def offset(self):
         return self.base + self.pos
@@ -36,11 +37,7 @@ class _Input:
     def fill(self, n):
         """At least n bytes buffered, or all that remain; return avail()."""
         while self.avail() < n and not self.eof:
-            try:
-                more = self.f.read(max(READ_SIZE, n - self.avail()))
-            except OSError as e:
-                raise FormatError(IO, self.offset(), "read error: %s" % e,
-                                  input_offset=self.offset()) from None
+            more = self._get(max(READ_SIZE, n - self.avail()))
             if not more:
                 self.eof = True
                 break
@@ -50,6 +47,27 @@ class _Input:
             self.mv = memoryview(self.buf)
             self.pos = 0
         return self.avail()
+
+    def _get(self, n):
+        if self.ahead is not None:
+            more, self.ahead = self.ahead, None
+            return more
+        try:
+            return self.f.read(n)
+        except OSError as e:
+            raise FormatError(IO, self.offset(), "read error: %s" % e,
+                              input_offset=self.offset()) from None
+
+    def more_follows(self):
+        """True when input follows the buffered bytes (read ahead and kept
+        for the next fill, which then replaces the buffer)."""
+        if self.ahead is None and not self.eof:
+            more = self._get(READ_SIZE)
+            if more:
+                self.ahead = more
+            else:
+                self.eof = True
+        return self.ahead is not None
 
     def take(self, n):
         """The next n bytes, as a view of the buffer."""
@@ -184,6 +202,11 @@ class FrameSource:
         out = []
         got = 0
         while got < n:
+            if got and self.inp.avail() < 32 and self.inp.more_follows():
+                # A short read rather than a copy (below): the next read
+                # starts in the next buffer.  (Not at the end of the input,
+                # where truncation is found in this read, as before.)
+                break
             if self.state == "start":
                 h = self._start()
                 if h is None:
@@ -202,8 +225,16 @@ class FrameSource:
                 k = min(n - got, self.remain, avail)
                 h = self.inp.take(k)
                 self.remain -= k
+            if not out:
+                buf, start = self.inp.buf, self.inp.pos - len(h)
             out.append(h)
             got += len(h)
+        if not out:
+            return b""
+        if self.inp.buf is buf and self.inp.pos == start + got:
+            # All pieces lie one after the other in the same input buffer:
+            # hand the decoder a view of them, not a copy.
+            return self.inp.mv[start:start + got]
         return b"".join(out)
 
 
