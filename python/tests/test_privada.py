@@ -320,6 +320,54 @@ class RoundTrip(Tmp):
         with self.assertRaises(KeyError):
             list(privada.iter_rows(src, "nope"))
 
+    def test_large_input_in_any_pieces(self):
+        """A stream of several MiB of input (more than one input buffer
+        and one decoder read), from the C writer and from Python, read
+        whole, through a file object that returns short reads of any
+        length, truncated and damaged at buffer boundaries: the same rows,
+        or an error, never other rows."""
+        rng = np.random.default_rng(7)
+        a = rng.integers(0, 256, (3000, 1234), dtype=np.uint8)
+        np.save(self.p("big.npy"), a)
+        run("tns", "from-npy", "-o", self.p("c.tns"), self.p("big.npy"))
+        privada.write(self.p("py.tns"), {"big": a}, inherit=[])
+
+        class Dribble(io.RawIOBase):
+            def __init__(self, data, seed):
+                self.data, self.pos = data, 0
+                self.rng = np.random.default_rng(seed)
+
+            def readable(self):
+                return True
+
+            def readinto(self, b):
+                n = min(len(b), int(self.rng.integers(1, 1 << 17)),
+                        len(self.data) - self.pos)
+                b[:n] = self.data[self.pos:self.pos + n]
+                self.pos += n
+                return n
+
+        for path in (self.p("c.tns"), self.p("py.tns")):
+            data = slurp(path, "rb")
+            self.assertGreater(len(data), 3 << 20)
+            name = "big" if path.endswith("py.tns") else "x"
+            self.assertEqual(privada.read(path)[name].tobytes(), a.tobytes())
+            for seed in range(3):
+                s = privada.read(Dribble(data, seed))
+                self.assertEqual(s[name].tobytes(), a.tobytes())
+            for mb in (1, 2, 3):
+                for d in (-33, -32, -31, -3, -1, 0, 1, 2, 31, 32, 33):
+                    n = (mb << 20) + d
+                    with self.assertRaises(privada.FormatError) as cm:
+                        privada.read(io.BytesIO(data[:n]))
+                    self.assertEqual(cm.exception.code, "TS_E_TRUNCATED",
+                                     "%s cut at %d" % (path, n))
+                    bad = bytearray(data)
+                    bad[n] ^= 0x10
+                    with self.assertRaises(privada.FormatError,
+                                           msg="%s byte %d" % (path, n)):
+                        privada.read(io.BytesIO(bytes(bad)))
+
     def test_iter_rows_error_after_rows(self):
         """A stream damaged after its rows: rows come, then the error."""
         rows = np.arange(40000, dtype="<f8").reshape(-1, 4)
