@@ -1164,6 +1164,27 @@ add_f32(double *d, const float *s, size_t n)
 		d[i] += (double)s[i];
 }
 
+/* d[0..n-1] += a (double)s[0..n-1], in VB blocks (vectorised; each
+ * entry's product and sum rounded as the scalar loop's). */
+PV_CLONES static void
+axpy_f32(double *d, double a, const float *s, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + VB <= n; i += VB) {
+		double v[VB];
+		float w[VB];
+
+		memcpy(v, d + i, sizeof v);
+		memcpy(w, s + i, sizeof w);
+		for (size_t j = 0; j < VB; j++)
+			v[j] += a * (double)w[j];
+		memcpy(d + i, v, sizeof v);
+	}
+	for (; i < n; i++)
+		d[i] += a * (double)s[i];
+}
+
 /* Layer l of the f64 path: sum += A^T diag(wt) G in double (DGEMM). */
 static int
 clip_sum_f64(const struct nn_layer *L, struct nn_ws *ws, float *A,
@@ -1210,8 +1231,7 @@ clip_sum_conv(const struct nn_layer *L, struct nn_ws *ws, size_t l,
 
 			if (wt[i] == 0)
 				continue;
-			for (size_t j = 0; j < kd * co; j++)
-				sum[j] += wt[i] * (double)D[j];
+			axpy_f32(sum, wt[i], D, kd * co);
 			for (size_t k = 0; k < co; k++)
 				db[k] += wt[i] * b[k];
 		}
