@@ -940,14 +940,14 @@ conv_sqnorms(const struct nn_layer *L, const struct nn_ws *ws, size_t l,
 			 * contribution (clip_sum_conv sums these). */
 			la_sgemm(1, 0, kd, co, T, 1.0f, A, G, 0.0f, S);
 			v = sumsq(S, kd * co);
-			for (size_t o = 0; o < co; o++) {
-				double b = 0;
-
-				for (size_t t = 0; t < T; t++)
-					b += (double)G[t * co + o];
-				bs[o] = b;
-				v += b * b;
-			}
+			/* The bias sums, each over t in order as before,
+			 * the co of them side by side (vectorised). */
+			memset(bs, 0, co * sizeof *bs);
+			for (size_t t = 0; t < T; t++)
+				for (size_t o = 0; o < co; o++)
+					bs[o] += (double)G[t * co + o];
+			for (size_t o = 0; o < co; o++)
+				v += bs[o] * bs[o];
 			sq[i] += v;
 			continue;
 		}
