@@ -74,14 +74,19 @@ nn_layer_wdims(const struct nn_layer *l, size_t *rows, size_t *cols)
  *     product) + 2 M T (kd + co) (A and G converted to double) + 4 T kd
  *     co (the clipped sum's DGEMM, which direct layers do not need).
  *
- * M = 8 follows measured time: on the Tramer-Boneh CNN (batch 256, one
- * thread) conv2 (T 25, kd 256, co 32) is ~15% of the DP step faster
- * direct, which flops alone called ghost.  Ghost wins at few positions
- * and large kd co (T = 1: 3M > 2 + ...), and whenever the direct
- * gradient exceeds NN_CONV_DIRECT_MAX floats an example (its memory is
- * what ghost clipping exists to save).  L->path overrides (tests).
+ * M = 12 fits measured DP CPU time per example (one thread, batch 256,
+ * Fashion-MNIST, tests/bench/cnn.sh's settings; forced paths, ghost less
+ * direct, measured / modelled at 1 unit = 1/30 ns): the Tramer-Boneh
+ * CNN's conv 2 (T 25, kd 256, co 32; ghost by flops alone) +23 us /
+ * +648k, so direct (DP 1.27x faster); c64k3s2 on 7x7x16 (T 9, kd 144,
+ * co 64) -2.8 us / -87k and c64k4s3 (T 4, kd 256) -12 us / -418k, so
+ * ghost; c64k7 on 7x7x16 (T 1, kd 784) -35 us / -1.6M, ghost (2.6x).
+ * Ghost wins at few positions and large kd co (the direct gradient's
+ * memory passes), and whenever the direct gradient would exceed
+ * NN_CONV_DIRECT_MAX floats an example (its memory is what ghost
+ * clipping exists to save).  L->path overrides (tests).
  */
-#define NN_COST_MEM 8.0
+#define NN_COST_MEM 12.0
 
 int
 nn_conv_ghost(const struct nn_layer *L)

@@ -658,10 +658,10 @@ test_im2col(void)
 	rng_free(r);
 }
 
-/* The cost model's choices (nn_conv_ghost): both of the Tramer-Boneh
- * CNN's convolutions direct (conv 2, T 25, was ghost by flops alone and
- * is faster direct: tests/bench/cnn.sh), one position and a large kernel
- * ghost, a gradient above NN_CONV_DIRECT_MAX ghost whatever the cost,
+/* The cost model's choices (nn_conv_ghost), as measured (nn.c): both of
+ * the Tramer-Boneh CNN's convolutions direct (conv 2, T 25, was ghost by
+ * flops alone and is faster direct: tests/bench/cnn.sh), T 9 and one
+ * position with a large kernel ghost, a gradient above NN_CONV_DIRECT_MAX ghost whatever the cost,
  * and the path field overriding. */
 static void
 test_cost(void)
@@ -671,6 +671,8 @@ test_cost(void)
 		{ NN_MAXPOOL, 0, 2, 1, 0 }, { NN_DENSE, 32, 0, 0, 0 },
 		{ NN_DENSE, 10, 0, 0, 0 } };
 	static const struct nn_spec one[] = { { NN_CONV, 64, 4, 1, 0 },
+		{ NN_DENSE, 2, 0, 0, 0 } };
+	static const struct nn_spec t9[] = { { NN_CONV, 64, 3, 2, 0 },
 		{ NN_DENSE, 2, 0, 0, 0 } };
 	static const struct nn_spec big[] = { { NN_CONV, 128, 3, 1, 1 },
 		{ NN_DENSE, 2, 0, 0, 0 } };
@@ -694,6 +696,11 @@ test_cost(void)
 	ok(nn_conv_ghost(&net.layer[0]), "T 1, kd 512, co 64: ghost");
 	net.layer[0].path = NN_PATH_DIRECT;
 	ok(!nn_conv_ghost(&net.layer[0]), "forced direct");
+	if (nn_net_init_spec(&net, 7, 7, 16, t9, 2, NN_ACT_TANH,
+	    NN_ACT_IDENTITY, 0, &np) != 0)
+		abort();
+	ok(conv_positions(&net.layer[0].g) == 9 && nn_conv_ghost(&net.layer[0]),
+	    "T 9, kd 144, co 64: ghost (measured 10%% faster than direct)");
 	if (nn_net_init_spec(&net, 8, 8, 64, big, 2, NN_ACT_TANH,
 	    NN_ACT_IDENTITY, 0, &np) != 0)
 		abort();
