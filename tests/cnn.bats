@@ -278,16 +278,19 @@ print("ok")'
 	assert_output --partial 'has 64'
 }
 
-@test "one clipped step without noise equals the clipped sum of numpy per-example gradients" {
-	# Convolution 1 takes direct norms (T 36, kd 18, co 4), then a group
-	# norm, convolution 4 ghost norms and the DGEMM sum (T 4, kd 16, co 8).
+# clipped_step PATHS: one clipped step, the convolutions' paths forced
+# (PRIVADA_TEST_CONV_PATH, modelcli.h), against numpy.
+clipped_step() {
+	# Convolution 1 (T 36, kd 18, co 4), then a group norm, convolution 4
+	# (T 4, kd 16, co 8); each takes the path of PATHS: direct norms and
+	# materialised gradients, or ghost norms and the DGEMM sum.
 	# Every example is clipped (C far below the gradients), so the step is
 	# -(lr / N) C' sum_i g_i / |g_i| with C' = C / (1 + margin): the
 	# update is that direction, scaled by C' / C in (0.99, 1] (lr 1000: the
 	# update is far above the float rounding of the parameters).
 	dpsgd-train --no-dp -S 2 --input-shape 6x6x2 --arch c4k3s1p1,g2,a2,c8k2s1,d4 \
 		--activation tanh --epochs 1 --batch 8 --lr 0.1 img.tns -o m0.tns 2>/dev/null
-	run -0 --separate-stderr dpsgd-train --init m0.tns --sigma 0 --clip 0.001 \
+	PRIVADA_TEST_CONV_PATH=$1 run -0 --separate-stderr dpsgd-train --init m0.tns --sigma 0 --clip 0.001 \
 		--batch full --epochs 1 --lr 1000 --classes 3 --public-records 40 -S 1 img.tns -o m1.tns
 	[[ $stderr == *"NOT private"* ]]
 	run -0 $PY -c '
@@ -313,6 +316,20 @@ assert 0.99 < r <= 1 and res < 1e-4, (r, res)
 assert S1["train.mode"] == "clip_only" and S1["model.activation"] == "tanh"
 print("ok", r, res)'
 	[[ $output == "ok "* ]]
+}
+
+@test "one clipped step without noise equals the clipped sum of numpy per-example gradients" {
+	clipped_step dg
+}
+
+@test "the same with the convolutions' paths swapped (conv 1 ghost, conv 4 direct)" {
+	clipped_step gd
+}
+
+@test "PRIVADA_TEST_CONV_PATH needs one of a, d, g per convolution" {
+	run -64 --separate-stderr env PRIVADA_TEST_CONV_PATH=d dpsgd-train --no-dp -S 1 \
+		--input-shape 6x6x2 --arch c4k3s1p1,c8k2s1,d4 --epochs 1 img.tns -o m.tns
+	[[ $stderr == *"invalid PRIVADA_TEST_CONV_PATH 'd'"*"2 convolutions"* ]]
 }
 
 @test "DP-SGD on a CNN writes the same ledger entry as for an MLP" {
@@ -367,17 +384,29 @@ project_cnn() {
 	tns to-csv --tensor model/conv1/W "$1" | awk -F, '{ print $1 * 16 }' > "$2"
 }
 
-@test "one-step DP-SGD on a tiny CNN: the audit's mu lower bound stays at or below 1/sigma" {
+# audit_cnn PATH SEED1 SEED2: the one-step audit with the convolution's
+# path forced (g: ghost norm and DGEMM sum; d: direct norm and the
+# materialised gradient; the cost model takes ghost at T 1).
+audit_cnn() {
 	make_audit_inputs
+	export PRIVADA_TEST_CONV_PATH=$1
 	dpsgd-train --init init.tns --audit-repeat 100000 --sigma 1 --clip 1 --batch 16 \
-		--epochs 1 --lr 1 --classes 2 --public-records 10 -S 21 ad.tns > a1.tns 2>/dev/null
+		--epochs 1 --lr 1 --classes 2 --public-records 10 -S "$2" ad.tns > a1.tns 2>/dev/null
 	dpsgd-train --init init.tns --audit-repeat 100000 --sigma 1 --clip 1 --batch 16 \
-		--epochs 1 --lr 1 --classes 2 --public-records 10 -S 22 ad2.tns > a2.tns 2>/dev/null
+		--epochs 1 --lr 1 --classes 2 --public-records 10 -S "$3" ad2.tns > a2.tns 2>/dev/null
 	project_cnn a1.tns p1
 	project_cnn a2.tns p2
 	run -0 --separate-stderr audit_mu_lb p1 p2
 	audit_le "$output" 1
 	audit_gt "$output" 0.8		# the audit has power
+}
+
+@test "one-step DP-SGD on a tiny CNN: the audit's mu lower bound stays at or below 1/sigma" {
+	audit_cnn g 21 22
+}
+
+@test "the same audit with the direct norm and materialised gradient" {
+	audit_cnn d 25 26
 }
 
 @test "the audit catches DP-SGD on a tiny CNN without clipping" {

@@ -61,15 +61,47 @@ nn_layer_wdims(const struct nn_layer *l, size_t *rows, size_t *cols)
 	}
 }
 
-/* Does convolution L take its norms by the ghost identity?  By the
- * flops: T^2 (kd + co) against T kd co for the direct product. */
-static int
-conv_ghost(const struct nn_layer *L)
+/*
+ * Does convolution L take its norms by the ghost identity?  By the cost
+ * of the whole DP step per example, in units of one SGEMM flop, with
+ * streaming a float or double through memory (a pass outside a GEMM:
+ * sums of squares, conversions, additions into a double sum) counted as
+ * NN_COST_MEM of them and a DGEMM flop as two (half the SIMD lanes):
+ *
+ *   direct: 2 T kd co (the per-example SGEMM) + 3 M kd co (its gradient
+ *     written, its squares summed, added into the clipped sum);
+ *   ghost:  2 T^2 (kd + co) (the two Gram SGEMMs) + 2 T^2 (their double
+ *     product) + 2 M T (kd + co) (A and G converted to double) + 4 T kd
+ *     co (the clipped sum's DGEMM, which direct layers do not need).
+ *
+ * M = 12 fits measured DP CPU time per example (one thread, batch 256,
+ * Fashion-MNIST, tests/bench/cnn.sh's settings; forced paths, ghost less
+ * direct, measured / modelled at 1 unit = 1/30 ns): the Tramer-Boneh
+ * CNN's conv 2 (T 25, kd 256, co 32; ghost by flops alone) +23 us /
+ * +648k, so direct (DP 1.27x faster); c64k3s2 on 7x7x16 (T 9, kd 144,
+ * co 64) -2.8 us / -87k and c64k4s3 (T 4, kd 256) -12 us / -418k, so
+ * ghost; c64k7 on 7x7x16 (T 1, kd 784) -35 us / -1.6M, ghost (2.6x).
+ * Ghost wins at few positions and large kd co (the direct gradient's
+ * memory passes), and whenever the direct gradient would exceed
+ * NN_CONV_DIRECT_MAX floats an example (its memory is what ghost
+ * clipping exists to save).  L->path overrides (tests).
+ */
+#define NN_COST_MEM 12.0
+
+int
+nn_conv_ghost(const struct nn_layer *L)
 {
 	double T = (double)conv_positions(&L->g), kd = (double)conv_kd(&L->g);
-	double co = (double)L->g.co;
+	double co = (double)L->g.co, M = NN_COST_MEM, direct, ghost;
 
-	return T * (kd + co) < kd * co;
+	if (L->path != NN_PATH_AUTO)
+		return L->path == NN_PATH_GHOST;
+	if (kd * co > (double)NN_CONV_DIRECT_MAX)
+		return 1;
+	direct = 2 * T * kd * co + 3 * M * kd * co;
+	ghost = 2 * T * T * (kd + co) + 2 * T * T + 2 * M * T * (kd + co) +
+	    4 * T * kd * co;
+	return ghost < direct;
 }
 
 size_t
@@ -79,7 +111,7 @@ nn_net_tmax(const struct nn_net *net)
 
 	for (size_t l = 0; l < net->nlayers; l++)
 		if (net->layer[l].kind == NN_CONV &&
-		    conv_ghost(&net->layer[l]) &&
+		    nn_conv_ghost(&net->layer[l]) &&
 		    conv_positions(&net->layer[l].g) > t)
 			t = conv_positions(&net->layer[l].g);
 	return t;
@@ -294,7 +326,7 @@ conv_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
 		if (total > SIZE_MAX / 8 - cap * T * kd - cap * kd * c)
 			return NN_E_NOMEM;
 		total += cap * T * kd;
-		if (!conv_ghost(L)) {
+		if (!nn_conv_ghost(L)) {
 			total += cap * kd * c;
 			pb += cap * c;
 		}
@@ -319,7 +351,7 @@ conv_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
 			continue;
 		ws->col[l] = ws->cbuf + total;
 		total += cap * conv_positions(&L->g) * conv_kd(&L->g);
-		if (!conv_ghost(L)) {
+		if (!nn_conv_ghost(L)) {
 			ws->pex[l] = ws->cbuf + total;
 			total += cap * conv_kd(&L->g) * L->g.co;
 		}
@@ -334,7 +366,7 @@ conv_ws_init(struct nn_ws *ws, const struct nn_net *net, size_t cap)
 				ws->pexb[l] = ws->pbuf + pb;
 				pb += cap * 2 * net->layer[l].g.c;
 			} else if (IS_CONV(&net->layer[l]) &&
-			    !conv_ghost(&net->layer[l])) {
+			    !nn_conv_ghost(&net->layer[l])) {
 				ws->pexb[l] = ws->pbuf + pb;
 				pb += cap * net->layer[l].g.co;
 			}
@@ -830,9 +862,9 @@ nn_row_sqnorm(const float *x, size_t d)
  * Convolutions.  Example i's gradient of a convolution is A_i^T G_i
  * (weights) and 1^T G_i (bias), A_i (T x kd) its unfolded input and G_i
  * (T x co) its output gradient.  conv_sqnorms takes each layer's norms one
- * of two ways, whichever costs fewer flops (Bu et al. 2022):
+ * of two ways, as nn_conv_ghost's cost model chooses (Bu et al. 2022):
  *
- * direct (T kd co < T^2 (kd + co)): the per-example gradient x_i = (D_i,
+ * direct: the per-example gradient x_i = (D_i,
  *   b_i), D_i = fl(A_i^T G_i) by SGEMM and b_i the bias sums in double, is
  *   formed and kept: x_i as computed is the example's contribution, its
  *   squared norm is computed from it (exact squares, double sums), and
@@ -877,7 +909,7 @@ conv_sqnorms(const struct nn_layer *L, const struct nn_ws *ws, size_t l,
     double *sq)
 {
 	size_t T = conv_positions(&L->g), kd = conv_kd(&L->g), co = L->g.co;
-	int ghost = conv_ghost(L);
+	int ghost = nn_conv_ghost(L);
 	double rho2 = NN_CONV_RHO * NN_CONV_RHO, dT = (double)T;
 
 	for (size_t i = 0; i < ws->n; i++) {
@@ -913,14 +945,14 @@ conv_sqnorms(const struct nn_layer *L, const struct nn_ws *ws, size_t l,
 			 * contribution (clip_sum_conv sums these). */
 			la_sgemm(1, 0, kd, co, T, 1.0f, A, G, 0.0f, S);
 			v = sumsq(S, kd * co);
-			for (size_t o = 0; o < co; o++) {
-				double b = 0;
-
-				for (size_t t = 0; t < T; t++)
-					b += (double)G[t * co + o];
-				bs[o] = b;
-				v += b * b;
-			}
+			/* The bias sums, each over t in order as before,
+			 * the co of them side by side (vectorised). */
+			memset(bs, 0, co * sizeof *bs);
+			for (size_t t = 0; t < T; t++)
+				for (size_t o = 0; o < co; o++)
+					bs[o] += (double)G[t * co + o];
+			for (size_t o = 0; o < co; o++)
+				v += bs[o] * bs[o];
 			sq[i] += v;
 			continue;
 		}
@@ -1137,6 +1169,27 @@ add_f32(double *d, const float *s, size_t n)
 		d[i] += (double)s[i];
 }
 
+/* d[0..n-1] += a (double)s[0..n-1], in VB blocks (vectorised; each
+ * entry's product and sum rounded as the scalar loop's). */
+PV_CLONES static void
+axpy_f32(double *d, double a, const float *s, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + VB <= n; i += VB) {
+		double v[VB];
+		float w[VB];
+
+		memcpy(v, d + i, sizeof v);
+		memcpy(w, s + i, sizeof w);
+		for (size_t j = 0; j < VB; j++)
+			v[j] += a * (double)w[j];
+		memcpy(d + i, v, sizeof v);
+	}
+	for (; i < n; i++)
+		d[i] += a * (double)s[i];
+}
+
 /* Layer l of the f64 path: sum += A^T diag(wt) G in double (DGEMM). */
 static int
 clip_sum_f64(const struct nn_layer *L, struct nn_ws *ws, float *A,
@@ -1174,7 +1227,7 @@ clip_sum_conv(const struct nn_layer *L, struct nn_ws *ws, size_t l,
 	double *dA, *dG, *bs, *db = sum + kd * co;
 	int rc;
 
-	if (!conv_ghost(L)) {
+	if (!nn_conv_ghost(L)) {
 		/* Direct norms: the per-example gradients conv_sqnorms
 		 * formed, summed in double (n terms, as a dense layer). */
 		for (size_t i = 0; i < n; i++) {
@@ -1183,8 +1236,7 @@ clip_sum_conv(const struct nn_layer *L, struct nn_ws *ws, size_t l,
 
 			if (wt[i] == 0)
 				continue;
-			for (size_t j = 0; j < kd * co; j++)
-				sum[j] += wt[i] * (double)D[j];
+			axpy_f32(sum, wt[i], D, kd * co);
 			for (size_t k = 0; k < co; k++)
 				db[k] += wt[i] * b[k];
 		}
@@ -1289,7 +1341,7 @@ conv_contrib(const struct nn_layer *L, const struct nn_ws *ws, size_t l,
 	memset(W, 0, (kd * co + co) * sizeof *W);
 	if (wt == 0)
 		return;
-	if (!conv_ghost(L)) {
+	if (!nn_conv_ghost(L)) {
 		const float *D = ws->pex[l] + i * kd * co;
 
 		for (size_t j = 0; j < kd * co; j++)

@@ -98,6 +98,14 @@ enum nn_kind { NN_DENSE = 0, NN_CONV = 1, NN_AVGPOOL = 2, NN_MAXPOOL = 3,
 /* A convolution's clipped sum bounds each example's sum of |terms| (see
  * nn.c, "Convolutions") by NN_CONV_RHO times the clip bound. */
 #define NN_CONV_RHO 256.0
+/* How a convolution takes its per-example norms and clipped sum (nn.c,
+ * "Convolutions"): by the cost model (NN_PATH_AUTO, what every net gets
+ * from its init), or forced, for tests and measurements. */
+enum nn_path { NN_PATH_AUTO = 0, NN_PATH_GHOST = 1, NN_PATH_DIRECT = 2 };
+/* Most floats of one example's materialised convolution gradient (kd co):
+ * a larger layer takes the ghost path whatever its cost, so that the
+ * workspace holds at most cap x 2^16 floats (256 KiB an example) for it. */
+#define NN_CONV_DIRECT_MAX (1u << 16)
 /* Most records a DP-SGD dataset may have (bounds the float error). */
 #define NN_MAX_RECORDS (UINT64_C(1) << 24)
 
@@ -112,6 +120,7 @@ struct nn_layer {
 	int kind;		/* enum nn_kind; 0 (dense) for nn_net_init */
 	struct conv_geom g;	/* conv and pool layers */
 	float ts[3];		/* NN_ACT_TSIG: s, T, o */
+	int path;		/* NN_CONV: enum nn_path (0: by cost) */
 };
 
 /* One layer of nn_net_init_spec: dense of out units, a convolution of
@@ -164,6 +173,10 @@ void nn_layer_wdims(const struct nn_layer *l, size_t *rows, size_t *cols);
 /* The most positions T of a convolution of net whose norms are ghost
  * norms (0: none), for nn_clip_plan_conv. */
 size_t nn_net_tmax(const struct nn_net *net);
+/* Does convolution l take ghost norms and the DGEMM clipped sum (1), or
+ * direct norms and materialised per-example gradients (0)?  Its path
+ * field if set, else the cheaper by the cost model (nn.c). */
+int nn_conv_ghost(const struct nn_layer *l);
 /* Index of the first layer that is not frozen (nlayers if all are). */
 size_t nn_first_trained(const struct nn_net *net);
 /* Number of trained parameters (the dimension of the noise). */

@@ -4,9 +4,10 @@
 # max-pool 2 stride 1, d32, tanh) at batch 256, one BLAS thread, next to
 # privada's own training of the same CNN without privacy in the same run
 # (run by tests/bench/run).  Examples/s is the tool's own count over its
-# training loop (-v).  Convolution 1 (T 196) takes direct norms and
-# materialised per-example gradients, convolution 2 (T 25) ghost norms
-# and the DGEMM clipped sum (lib/ml/nn.c).  The peer, Opacus 1.4.0 on
+# training loop (-v).  Both convolutions (T 196 and T 25) take direct
+# norms and materialised per-example gradients by nn_conv_ghost's cost
+# model (lib/ml/nn.c; PRIVADA_TEST_CONV_PATH=dg forces conv 2 to ghost
+# norms and the DGEMM clipped sum, as before issue 17's cost model).  The peer, Opacus 1.4.0 on
 # Debian's torch 1.13 (make bench-deps), runs the same network in the same
 # run (tests/bench/opacus_cnn.py, one torch thread): its source is
 # extracted at bench time from a git clone (OPACUS_GIT, tag v1.4.0) into

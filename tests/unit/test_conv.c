@@ -213,12 +213,19 @@ l2(const double *x, size_t n)
 	return sqrt(s);
 }
 
+/* Swap the convolutions' paths (conv 1 ghost, conv 2 direct)? */
+static int swapped;
+
 static void
 build(struct nn_net *net, int a, size_t *np)
 {
 	if (nn_net_init_spec(net, H0, W0, C0, spec, NL, a, NN_ACT_IDENTITY, 0,
 	    np) != 0)
 		abort();
+	/* Each path forced (the cost model may pick either for these small
+	 * layers): direct for conv 1, ghost for conv 2, or swapped. */
+	net->layer[0].path = swapped ? NN_PATH_GHOST : NN_PATH_DIRECT;
+	net->layer[3].path = swapped ? NN_PATH_DIRECT : NN_PATH_GHOST;
 	/* A tempered sigmoid that is not tanh (s 1.7, T 3, o 0.4). */
 	if (a == NN_ACT_TSIG && nn_net_set_tsig(net, 1.7f, 3.0f, 0.4f) != 0)
 		abort();
@@ -651,6 +658,57 @@ test_im2col(void)
 	rng_free(r);
 }
 
+/* The cost model's choices (nn_conv_ghost), as measured (nn.c): both of
+ * the Tramer-Boneh CNN's convolutions direct (conv 2, T 25, was ghost by
+ * flops alone and is faster direct: tests/bench/cnn.sh), T 9 and one
+ * position with a large kernel ghost, a gradient above NN_CONV_DIRECT_MAX ghost whatever the cost,
+ * and the path field overriding. */
+static void
+test_cost(void)
+{
+	static const struct nn_spec tb[] = { { NN_CONV, 16, 8, 2, 3 },
+		{ NN_MAXPOOL, 0, 2, 1, 0 }, { NN_CONV, 32, 4, 2, 0 },
+		{ NN_MAXPOOL, 0, 2, 1, 0 }, { NN_DENSE, 32, 0, 0, 0 },
+		{ NN_DENSE, 10, 0, 0, 0 } };
+	static const struct nn_spec one[] = { { NN_CONV, 64, 4, 1, 0 },
+		{ NN_DENSE, 2, 0, 0, 0 } };
+	static const struct nn_spec t9[] = { { NN_CONV, 64, 3, 2, 0 },
+		{ NN_DENSE, 2, 0, 0, 0 } };
+	static const struct nn_spec big[] = { { NN_CONV, 128, 3, 1, 1 },
+		{ NN_DENSE, 2, 0, 0, 0 } };
+	struct nn_net net;
+	size_t np;
+
+	if (nn_net_init_spec(&net, 28, 28, 1, tb, 6, NN_ACT_TANH,
+	    NN_ACT_IDENTITY, 0, &np) != 0)
+		abort();
+	ok(conv_positions(&net.layer[0].g) == 196 &&
+	    conv_positions(&net.layer[2].g) == 25 &&
+	    !nn_conv_ghost(&net.layer[0]) && !nn_conv_ghost(&net.layer[2]) &&
+	    nn_net_tmax(&net) == 0, "Tramer-Boneh CNN: conv 1 (T 196) and "
+	    "conv 2 (T 25) take direct norms");
+	net.layer[2].path = NN_PATH_GHOST;
+	ok(nn_conv_ghost(&net.layer[2]) && nn_net_tmax(&net) == 25,
+	    "forced ghost, conv 2 counts in tmax");
+	if (nn_net_init_spec(&net, 4, 4, 32, one, 2, NN_ACT_TANH,
+	    NN_ACT_IDENTITY, 0, &np) != 0)
+		abort();
+	ok(nn_conv_ghost(&net.layer[0]), "T 1, kd 512, co 64: ghost");
+	net.layer[0].path = NN_PATH_DIRECT;
+	ok(!nn_conv_ghost(&net.layer[0]), "forced direct");
+	if (nn_net_init_spec(&net, 7, 7, 16, t9, 2, NN_ACT_TANH,
+	    NN_ACT_IDENTITY, 0, &np) != 0)
+		abort();
+	ok(conv_positions(&net.layer[0].g) == 9 && nn_conv_ghost(&net.layer[0]),
+	    "T 9, kd 144, co 64: ghost (measured 10%% faster than direct)");
+	if (nn_net_init_spec(&net, 8, 8, 64, big, 2, NN_ACT_TANH,
+	    NN_ACT_IDENTITY, 0, &np) != 0)
+		abort();
+	ok(conv_kd(&net.layer[0].g) * 128 > NN_CONV_DIRECT_MAX &&
+	    nn_conv_ghost(&net.layer[0]), "T 64, kd 576, co 128: above the "
+	    "memory cap, ghost");
+}
+
 int
 main(void)
 {
@@ -662,5 +720,9 @@ main(void)
 	test_grad(NN_ACT_TANH, "tanh");
 	test_grad(NN_ACT_TSIG, "tsigmoid:1.7:3:0.4");
 	test_sensitivity();
+	swapped = 1;		/* conv 1 ghost (T 36), conv 2 direct */
+	test_grad(NN_ACT_TANH, "tanh, paths swapped");
+	test_sensitivity();
+	test_cost();
 	return tap_done();
 }

@@ -111,3 +111,26 @@ mcli_parse_widths(const char *opt, const char *arg, size_t *w, size_t *n)
 	}
 	free(s);
 }
+
+void
+mcli_conv_paths(struct nn_net *net)
+{
+	const char *e = getenv("PRIVADA_TEST_CONV_PATH"), *p;
+	size_t nconv = 0;
+
+	if (e == NULL || *e == '\0')
+		return;
+	for (size_t l = 0; l < net->nlayers; l++)
+		nconv += net->layer[l].kind == NN_CONV;
+	if (strlen(e) != nconv || strspn(e, "adg") != nconv)
+		cli_usage_error("invalid PRIVADA_TEST_CONV_PATH '%s': one of "
+		    "a, d, g for each of the model's %zu convolutions", e,
+		    nconv);
+	p = e;
+	for (size_t l = 0; l < net->nlayers; l++)
+		if (net->layer[l].kind == NN_CONV) {
+			net->layer[l].path = *p == 'g' ? NN_PATH_GHOST :
+			    *p == 'd' ? NN_PATH_DIRECT : NN_PATH_AUTO;
+			p++;
+		}
+}

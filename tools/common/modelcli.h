@@ -50,4 +50,11 @@ size_t mcli_read_rows(struct ts_reader *r, const struct tensor *hdr,
 void mcli_parse_widths(const char *opt, const char *arg, size_t *w,
     size_t *n);
 
+/* The test hook PRIVADA_TEST_CONV_PATH: one letter per convolution of
+ * net, in order, forcing its norms and clipped sum to g(host), d(irect)
+ * or a(uto, the cost model of nn_conv_ghost); unset or empty: all auto.
+ * Both paths are private (lib/ml/nn.c, "Convolutions"); the hook exists
+ * so that tests exercise each.  Exit 64 on another letter or count. */
+void mcli_conv_paths(struct nn_net *net);
+
 #endif

@@ -232,6 +232,7 @@ run_train(struct opts *o, int argc, char **argv, double t_start)
 	if ((rc = dpsgd_setup_model(&m, o->dann ? &dnets : &gnets, &o->p, &su,
 	    &K, &np, serr, sizeof serr)) != 0)
 		setup_die(rc, serr);
+	mcli_conv_paths(&m.net);
 	if (o->dann) {
 		/* The encoder's features leave a ReLU: a Gaussian sample's
 		 * negative values are projected to 0, or the domain
