@@ -359,11 +359,11 @@ noadapt-sgd-tuned	2	private"
 	# Each tuned model: one repeat_select release on amazon within its
 	# share, its configuration from the grid, and that release in the store
 	# once.
-	"$BIN/rdp-account" store status --format tsv "$dir/out/budget.db" > store.tsv
+	"$BIN/rdp-account" store status --format tsv "$dir/out/budget.db" > "$dir/store.tsv"
 	local m
 	for m in prima-sgd-tuned-surf-amazon-dslr noadapt-sgd-tuned-surf-amazon; do
-		"$BIN/tns" info --format json "$dir/out/model/$m-2-r1.tns" > tuned.json
-		run -0 "$PY" - tuned.json store.tsv "$m" <<'EOF2'
+		"$BIN/tns" info --format json "$dir/out/model/$m-2-r1.tns" > "$dir/tuned.json"
+		run -0 "$PY" - "$dir/tuned.json" "$dir/store.tsv" "$m" <<'EOF2'
 import json, sys
 m = json.load(open(sys.argv[1]))["metadata"]
 rel = {k.split(".")[2] for k in m if k.startswith("dp.release.")}
