@@ -328,3 +328,67 @@ print(" ".join(x["metadata"]["psd.alpha"] for x in t if x["name"].startswith("co
 	grep -q '^## Does adaptation pay under DP?' "$dir/out/results.md"
 	grep -Eq '^\| surf \| DP nearest class mean \| 2 \| [-+][0-9.]+ \| [01] / 1 \| [0-9.e-]+ \| [0-9]+ / 16 \|$' "$dir/out/results.md"
 }
+
+# Issue 18: the classifier's hyper-parameters chosen by accounted private
+# tuning on the source rows (dpsgd-train --tune), never on a target: one
+# repeat_select release per run, within the classifier's share of the
+# budget, charged once to the pipeline's budget store.
+@test "CLASSIFIERS=sgd-tuned tunes DP-SGD privately on the source rows, one release a run, charged once to the store" {
+	local dir=$BATS_TEST_TMPDIR
+	cp -a "$OUT" "$dir/out"
+	run -0 prima "$dir" "CLASSIFIERS=sgd sgd-tuned" "TUNE_GRID=lr=4,8;epochs=2,3;batch=128;clip=1" \
+		TUNE_TRIALS=geometric:2
+	# The tuned models read the (aligned) source only, and the classifier's
+	# share of the budget: 1.5 for PRIMA, 2 without adaptation.
+	assert_line --regexp "dpsgd-train -q --epsilon 1\.5 .*--tune 'lr=4,8;epochs=2,3;batch=128;clip=1' --tune-trials geometric:2 --val-fraction 0\.2 --tune-score-sigma 10 .*-o $dir/out/model/prima-sgd-tuned-surf-amazon-dslr-2-r1\.tns $dir/out/align/surf-amazon-dslr-2-r1\.tns\$"
+	assert_line --regexp "dpsgd-train -q --epsilon 2 .*--tune .*-o $dir/out/model/noadapt-sgd-tuned-surf-amazon-2-r1\.tns $dir/out/feat/surf-amazon\.tns\$"
+	refute_line --regexp "dpsgd-train .*--tune .*np-r1"
+	# The hand-tuned rows were not remade; no NOT-private row of its own.
+	refute_line --regexp "dpsgd-train .*-o $dir/out/model/(prima|noadapt)-surf"
+	run -0 cut -f 2,3,9 "$dir/out/results.tsv"
+	assert_output "method	epsilon	verdict
+prima	2	private
+prima	np	not_private
+noadapt	2	private
+noadapt	np	not_private
+prima-sgd-tuned	2	private
+noadapt-sgd-tuned	2	private"
+	grep -q '^## PRIMA, then DP-SGD tuned privately on the aligned source' "$dir/out/results.md"
+	grep -q 'tuned privately" (sgd-tuned)' "$dir/out/results.md"
+	grep -q '^| surf | DP-SGD tuned privately | 2 |' "$dir/out/results.md"
+	# Each tuned model: one repeat_select release on amazon within its
+	# share, its configuration from the grid, and that release in the store
+	# once.
+	"$BIN/rdp-account" store status --format tsv "$dir/out/budget.db" > "$dir/store.tsv"
+	local m
+	for m in prima-sgd-tuned-surf-amazon-dslr noadapt-sgd-tuned-surf-amazon; do
+		"$BIN/tns" info --format json "$dir/out/model/$m-2-r1.tns" > "$dir/tuned.json"
+		run -0 "$PY" - "$dir/tuned.json" "$dir/store.tsv" "$m" <<'EOF2'
+import json, sys
+m = json.load(open(sys.argv[1]))["metadata"]
+rel = {k.split(".")[2] for k in m if k.startswith("dp.release.")}
+# the model's own release; PRIMA's also carries the covariances it read
+own = [r for r in rel if m["dp.release.%s.tool" % r] == "dpsgd-train"]
+assert len(own) == 1, own
+rid = own[0]
+p = "dp.release.%s." % rid
+assert m[p + "mechanism"] == "repeat_select", m[p + "mechanism"]
+assert m[p + "dataset"] == "amazon", m[p + "dataset"]
+assert all(m["dp.release.%s.tool" % r] == "covest" for r in rel - {rid})
+assert len(rel) == (3 if sys.argv[3].startswith("prima") else 1), rel
+share = 1.5 if sys.argv[3].startswith("prima") else 2
+assert 0.5 * share < float(m["tune.epsilon"]) <= share, m["tune.epsilon"]
+assert m["tune.config"] in ["lr=%s;clip=1;epochs=%s;batch=128" % (a, b)
+                            for a in ("4", "8") for b in ("2", "3")], m["tune.config"]
+rows = [l.split("\t") for l in open(sys.argv[2]).read().splitlines()]
+hits = [r for r in rows if r[0] == "release" and rid in r]
+assert len(hits) == 1, (rid, hits)
+EOF2
+	done
+	# A changed grid remakes the tuned models only.
+	run -0 prima "$dir" -n "CLASSIFIERS=sgd sgd-tuned" "TUNE_GRID=lr=4;epochs=2;batch=128;clip=1" \
+		TUNE_TRIALS=geometric:2
+	assert_line --regexp "dpsgd-train .*-o $dir/out/model/prima-sgd-tuned-"
+	refute_line --regexp "dpsgd-train .*-o $dir/out/model/(prima|noadapt)-surf"
+	refute_line --partial "$BIN/covest "
+}

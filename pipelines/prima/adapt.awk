@@ -11,7 +11,7 @@
 BEGIN { FS = OFS = "\t" }
 FNR == 1 { file++; next }
 file == 1 {
-	if ($2 !~ /^(prima|noadapt)(-[a-z]+)?$/)
+	if ($2 !~ /^(prima|noadapt)(-[a-z-]+)?$/)
 		next
 	ds = ($1 ~ /^(amazon|caltech|dslr|webcam)->/) ? "surf" : "amz"
 	arm = $2; sub(/-.*/, "", arm)
@@ -37,7 +37,7 @@ function median(ds, e,    i, j, t, m) {
 	return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
 }
 END {
-	cname["sgd"] = "DP-SGD"; cname["gd"] = "full-batch DP-GD"; cname["ncm"] = "DP nearest class mean"
+	cname["sgd"] = "DP-SGD"; cname["gd"] = "full-batch DP-GD"; cname["ncm"] = "DP nearest class mean"; cname["sgd-tuned"] = "DP-SGD tuned privately"
 	print "## Does adaptation pay under DP?"
 	print ""
 	print "PRIMA spends part of each budget on covariances; psdshrink then mixes each noisy covariance block with its diagonal, choosing the smallest α that makes it positive definite (α = 1: the noisy covariance is replaced by the diagonal alone, the noise dominates the signal).  The table gives PRIMA minus no adaptation (percentage points, mean over the tasks; in brackets, on how many tasks PRIMA is ahead) and the α chosen over every block of every DP covariance (median; share of blocks at α = 1)."
