@@ -41,7 +41,6 @@
 #include "rng.h"
 
 #define NCM_MECHANISM "gaussian"
-#define NCM_W_COUNT (getenv("NCM_WC") ? atof(getenv("NCM_WC")) : 0.1)		/* default share of mu^2 for the counts */
 
 struct ncm_params {
 	double clip;		/* row bound C; INFINITY: no clipping */
