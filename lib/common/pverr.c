@@ -1,4 +1,7 @@
 /* pverr.c: messages of the library's error codes (pverr.h). */
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "pverr.h"
 
 const char *
@@ -33,4 +36,17 @@ pv_strerror(int code)
 	if (code > 0 || code < PV_E_MIN)
 		return "unknown error";
 	return msg[-code];
+}
+
+int
+pv_fail(int code, char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL && errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return code;
 }

@@ -8,6 +8,7 @@
  */
 #ifndef PRIVADA_PVERR_H
 #define PRIVADA_PVERR_H
+#include <stddef.h>
 
 enum pv_error {
 	PV_OK = 0,
@@ -46,5 +47,11 @@ enum pv_error {
 /* A short message for code (static storage; "unknown error" when code is
  * not in the list). */
 const char *pv_strerror(int code);
+
+/* Write the printf-style message into err (when err is not NULL and
+ * errlen > 0) and return code: the one way a library function fills its
+ * err/errlen pair. */
+__attribute__((format(printf, 4, 5)))
+int pv_fail(int code, char *err, size_t errlen, const char *fmt, ...);
 
 #endif

@@ -17,19 +17,6 @@
 #include "store_impl.h"
 
 int
-store_fail(int code, char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
-int
 store_is_uri(const char *path)
 {
 	return strncmp(path, "postgresql://", 13) == 0 ||
@@ -47,7 +34,7 @@ check_uri(const char *uri, char *err, size_t errlen)
 
 	if ((at != NULL && (sl == NULL || at < sl) && memchr(p, ':',
 	    (size_t)(at - p)) != NULL) || strstr(uri, "password=") != NULL)
-		return store_fail(PV_E_OPTION, err, errlen, "a budget store "
+		return pv_fail(PV_E_OPTION, err, errlen, "a budget store "
 		    "URI must not hold a password (it would be recorded in "
 		    "the releases' arguments): use ~/.pgpass or PGPASSWORD");
 	return 0;
@@ -154,7 +141,7 @@ store_open(const char *path, int readonly, struct store **out, char *err,
 	if ((s = calloc(1, sizeof *s)) == NULL ||
 	    (s->name = strdup(path)) == NULL) {
 		free(s);
-		return store_fail(PV_E_NOMEM, err, errlen, "out of memory");
+		return pv_fail(PV_E_NOMEM, err, errlen, "out of memory");
 	}
 	rc = store_is_uri(path) ? uri_fail(store_pg_open(path, readonly, s,
 	    err, errlen), path, err, errlen) : store_sqlite_open(path,
@@ -241,14 +228,14 @@ rows_grow(struct store_rows *r, char *err, size_t errlen)
 		size_t nc = r->cap ? 2 * r->cap : 16;
 		struct ledger_entry *ne = realloc(l->e, nc * sizeof *ne);
 		if (ne == NULL)
-			return store_fail(PV_E_NOMEM, err, errlen,
+			return pv_fail(PV_E_NOMEM, err, errlen,
 			    "out of memory");
 		l->e = ne;
 		if (r->want_rel) {
 			struct store_release *nrel = realloc(r->rel, nc *
 			    sizeof *nrel);
 			if (nrel == NULL)
-				return store_fail(PV_E_NOMEM, err, errlen,
+				return pv_fail(PV_E_NOMEM, err, errlen,
 				    "out of memory");
 			r->rel = nrel;
 		}
@@ -283,7 +270,7 @@ store_row_add(struct store_rows *r, const struct store_row *row, char *err,
 	if (curve_parse(row->orders, e->orders, LEDGER_MAX_ORDERS, &no) != 0 ||
 	    curve_parse(row->rdp, e->rdp, LEDGER_MAX_ORDERS, &nr) != 0 ||
 	    no != nr)
-		return store_fail(PV_E_STORE, err, errlen, "release %s: "
+		return pv_fail(PV_E_STORE, err, errlen, "release %s: "
 		    "malformed RDP curve", e->id);
 	e->norders = no;
 	if (r->want_rel) {
@@ -295,7 +282,7 @@ store_row_add(struct store_rows *r, const struct store_row *row, char *err,
 		copy_text(s->time, sizeof s->time, row->time);
 		if ((s->args = strdup(row->args != NULL ? row->args : ""))
 		    == NULL)
-			return store_fail(PV_E_NOMEM, err, errlen,
+			return pv_fail(PV_E_NOMEM, err, errlen,
 			    "out of memory");
 	}
 	l->n++;
@@ -312,7 +299,7 @@ store_dataset_add(struct store_status *st, const char *name, double epsilon,
 		struct store_dataset *nd = realloc(st->d, (st->n ? 2 * st->n :
 		    1) * sizeof *nd);
 		if (nd == NULL)
-			return store_fail(PV_E_NOMEM, err, errlen,
+			return pv_fail(PV_E_NOMEM, err, errlen,
 			    "out of memory");
 		st->d = nd;
 	}
@@ -360,7 +347,7 @@ total(const struct ledger *l, const char *dataset, double delta,
 
 	if (ledger_total(l, dataset, delta, RDP_CONV_IMPROVED, t, why,
 	    sizeof why) != 0)
-		return store_fail(PV_E_RANGE, err, errlen, "dataset %s: %s",
+		return pv_fail(PV_E_RANGE, err, errlen, "dataset %s: %s",
 		    dataset, why);
 	return 0;
 }
@@ -376,10 +363,10 @@ store_set(struct store *s, const char *dataset, double epsilon,
 	int rc, has;
 
 	if ((bad = ledger_check_dataset(dataset)) != NULL)
-		return store_fail(PV_E_RANGE, err, errlen, "dataset '%s': %s",
+		return pv_fail(PV_E_RANGE, err, errlen, "dataset '%s': %s",
 		    dataset, bad);
 	if (!(epsilon > 0) || !isfinite(epsilon) || !(delta > 0 && delta < 1))
-		return store_fail(PV_E_RANGE, err, errlen, "budget epsilon %g, "
+		return pv_fail(PV_E_RANGE, err, errlen, "budget epsilon %g, "
 		    "delta %g: epsilon > 0 and 0 < delta < 1", epsilon, delta);
 	if ((has = s->ops->begin(s, STORE_TX_SET, dataset, &be, &bd, err,
 	    errlen)) < 0)
@@ -387,7 +374,7 @@ store_set(struct store *s, const char *dataset, double epsilon,
 	if ((rc = load_releases(s, dataset, &l, NULL, err, errlen)) != 0)
 		goto out;
 	if (l.n > 0 && delta != bd) {
-		rc = store_fail(PV_E_RANGE, err, errlen, "dataset %s has "
+		rc = pv_fail(PV_E_RANGE, err, errlen, "dataset %s has "
 		    "charged releases at delta %g: its delta cannot change",
 		    dataset, bd);
 		goto out;
@@ -396,7 +383,7 @@ store_set(struct store *s, const char *dataset, double epsilon,
 		if ((rc = total(&l, dataset, delta, &t, err, errlen)) != 0)
 			goto out;
 		if (t.epsilon > epsilon) {
-			rc = store_fail(PV_E_BUDGET, err, errlen, "dataset %s "
+			rc = pv_fail(PV_E_BUDGET, err, errlen, "dataset %s "
 			    "has spent epsilon %.17g: the budget cannot drop "
 			    "to %.17g", dataset, t.epsilon, epsilon);
 			goto out;
@@ -440,11 +427,11 @@ store_charge(struct store *s, const struct ledger_entry *e, const char *args,
 	if (spent != NULL)
 		*spent = NAN;
 	if (e->norders > LEDGER_MAX_ORDERS || e->id[0] == '\0')
-		return store_fail(PV_E_RANGE, err, errlen, "malformed release");
+		return pv_fail(PV_E_RANGE, err, errlen, "malformed release");
 	if ((has = s->ops->begin(s, STORE_TX_CHARGE, e->dataset, &be, &bd,
 	    err, errlen)) <= 0) {
 		s->ops->rollback(s);
-		return has < 0 ? has : store_fail(PV_E_NOBUDGET, err, errlen,
+		return has < 0 ? has : pv_fail(PV_E_NOBUDGET, err, errlen,
 		    "dataset %s has no budget in the store (rdp-account "
 		    "store set)", e->dataset);
 	}
@@ -452,7 +439,7 @@ store_charge(struct store *s, const struct ledger_entry *e, const char *args,
 		goto out;
 	for (size_t i = 0; i < l.n; i++)
 		if (strcmp(l.e[i].id, e->id) == 0) {
-			rc = same_release(&l.e[i], e) ? 0 : store_fail(
+			rc = same_release(&l.e[i], e) ? 0 : pv_fail(
 			    PV_E_FORMAT, err, errlen, "release %s is already "
 			    "charged with other contents", e->id);
 			if (rc == 0 && spent != NULL &&
@@ -468,7 +455,7 @@ store_charge(struct store *s, const struct ledger_entry *e, const char *args,
 	if (spent != NULL)
 		*spent = t.epsilon;
 	if (!(t.epsilon <= be)) {
-		rc = store_fail(PV_E_BUDGET, err, errlen, "dataset %s: this "
+		rc = pv_fail(PV_E_BUDGET, err, errlen, "dataset %s: this "
 		    "release would bring the epsilon spent at delta %g to "
 		    "%.17g, over its budget %.17g: refused, nothing charged",
 		    e->dataset, bd, t.epsilon, be);
@@ -476,7 +463,7 @@ store_charge(struct store *s, const struct ledger_entry *e, const char *args,
 	}
 	if ((ot = curve_text(e->orders, e->norders)) == NULL ||
 	    (rt = curve_text(e->rdp, e->norders)) == NULL) {
-		rc = store_fail(PV_E_NOMEM, err, errlen, "out of memory");
+		rc = pv_fail(PV_E_NOMEM, err, errlen, "out of memory");
 		goto out;
 	}
 	gmtime_r(&tnow, &tm);
@@ -573,7 +560,7 @@ store_ledger(struct store *s, const char *dataset, struct ledger *l,
 	for (i = 0; i < st.n && strcmp(st.d[i].name, dataset) != 0; i++)
 		;
 	if (i == st.n) {
-		rc = store_fail(PV_E_NOBUDGET, err, errlen, "dataset %s has no "
+		rc = pv_fail(PV_E_NOBUDGET, err, errlen, "dataset %s has no "
 		    "budget in the store (rdp-account store set)", dataset);
 		goto out;
 	}

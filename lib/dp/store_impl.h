@@ -77,8 +77,6 @@ int store_pg_init(const char *uri, char *err, size_t errlen);
 int store_pg_open(const char *uri, int readonly, struct store *s,
     char *err, size_t errlen);
 
-__attribute__((format(printf, 4, 5)))
-int store_fail(int code, char *err, size_t errlen, const char *fmt, ...);
 
 /* The network filesystem under path (its name) or NULL: statfs, or the
  * type store_assume_fstype set. */

@@ -54,7 +54,7 @@ pgfail(int code, const char *msg, char *err, size_t errlen, const char *what)
 
 	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
 		n--;
-	return store_fail(code, err, errlen, "%s: %.*s", what, (int)n, msg);
+	return pv_fail(code, err, errlen, "%s: %.*s", what, (int)n, msg);
 }
 
 static int
@@ -122,7 +122,7 @@ connect_db(const char *uri, int readonly, PGconn **out, char *err,
 
 	*out = NULL;
 	if ((c = PQconnectdb(uri)) == NULL)
-		return store_fail(PV_E_NOMEM, err, errlen, "out of memory");
+		return pv_fail(PV_E_NOMEM, err, errlen, "out of memory");
 	if (PQstatus(c) != CONNECTION_OK) {
 		rc = pgfail(PV_E_STORE, PQerrorMessage(c), err, errlen,
 		    "cannot connect");
@@ -178,7 +178,7 @@ store_pg_init(const char *uri, char *err, size_t errlen)
 	if ((rc = has_store(c, &version, err, errlen)) < 0)
 		goto out;
 	if (rc == 1) {
-		rc = store_fail(PV_E_IO, err, errlen, "the database already "
+		rc = pv_fail(PV_E_IO, err, errlen, "the database already "
 		    "holds a budget store (version %d)", version);
 		goto out;
 	}
@@ -350,13 +350,13 @@ store_pg_open(const char *uri, int readonly, struct store *s, char *err,
 		return rc;
 	if ((rc = has_store(c, &version, err, errlen)) <= 0) {
 		PQfinish(c);
-		return rc < 0 ? rc : store_fail(PV_E_VERSION, err, errlen,
+		return rc < 0 ? rc : pv_fail(PV_E_VERSION, err, errlen,
 		    "the database holds no budget store (rdp-account store "
 		    "init)");
 	}
 	if (version != STORE_VERSION) {
 		PQfinish(c);
-		return store_fail(PV_E_VERSION, err, errlen, "budget store "
+		return pv_fail(PV_E_VERSION, err, errlen, "budget store "
 		    "version %d, this privada reads version %d", version,
 		    STORE_VERSION);
 	}

@@ -36,12 +36,12 @@ dbfail(sqlite3 *db, char *err, size_t errlen, const char *what)
 	int rc = sqlite3_errcode(db);
 
 	if (rc == SQLITE_NOMEM)
-		return store_fail(PV_E_NOMEM, err, errlen, "%s: out of memory",
+		return pv_fail(PV_E_NOMEM, err, errlen, "%s: out of memory",
 		    what);
 	if (rc == SQLITE_NOTADB)
-		return store_fail(PV_E_VERSION, err, errlen, "%s: not a budget "
+		return pv_fail(PV_E_VERSION, err, errlen, "%s: not a budget "
 		    "store (%s)", what, sqlite3_errmsg(db));
-	return store_fail(PV_E_STORE, err, errlen, "%s: %s", what,
+	return pv_fail(PV_E_STORE, err, errlen, "%s: %s", what,
 	    sqlite3_errmsg(db));
 }
 
@@ -70,7 +70,7 @@ netfs_check(const char *path, char *err, size_t errlen)
 	const char *fs;
 
 	if ((fs = store_netfs(path)) != NULL)
-		return store_fail(PV_E_STORE, err, errlen, "%s: on a network "
+		return pv_fail(PV_E_STORE, err, errlen, "%s: on a network "
 		    "filesystem (%s), where SQLite's locking is not safe: "
 		    "keep the store on a local disk, or use a PostgreSQL "
 		    "store (postgresql://...)", path, fs);
@@ -88,7 +88,7 @@ store_sqlite_init(const char *path, char *err, size_t errlen)
 	 * journal the database file's mode. */
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600))
 	    < 0)
-		return store_fail(PV_E_IO, err, errlen, "%s: %s", path,
+		return pv_fail(PV_E_IO, err, errlen, "%s: %s", path,
 		    strerror(errno));
 	(void)fchmod(fd, 0600);
 	close(fd);
@@ -99,7 +99,7 @@ store_sqlite_init(const char *path, char *err, size_t errlen)
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL)
 	    != SQLITE_OK) {
 		rc = db != NULL ? dbfail(db, err, errlen, path) :
-		    store_fail(PV_E_NOMEM, err, errlen, "out of memory");
+		    pv_fail(PV_E_NOMEM, err, errlen, "out of memory");
 		sqlite3_close(db);
 		unlink(path);
 		return rc;
@@ -116,7 +116,7 @@ store_sqlite_init(const char *path, char *err, size_t errlen)
 		return rc;
 	}
 	if (sqlite3_close(db) != SQLITE_OK)
-		return store_fail(PV_E_STORE, err, errlen, "%s: close failed",
+		return pv_fail(PV_E_STORE, err, errlen, "%s: close failed",
 		    path);
 	return 0;
 }
@@ -301,14 +301,14 @@ store_sqlite_open(const char *path, int readonly, struct store *s,
 	int rc, version = -1;
 
 	if (access(path, F_OK) != 0)
-		return store_fail(PV_E_IO, err, errlen, "%s: %s", path,
+		return pv_fail(PV_E_IO, err, errlen, "%s: %s", path,
 		    strerror(errno));
 	if ((rc = netfs_check(path, err, errlen)) != 0)
 		return rc;
 	if (sqlite3_open_v2(path, &db, readonly ? SQLITE_OPEN_READONLY :
 	    SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
 		rc = db != NULL ? dbfail(db, err, errlen, path) :
-		    store_fail(PV_E_NOMEM, err, errlen, "out of memory");
+		    pv_fail(PV_E_NOMEM, err, errlen, "out of memory");
 		sqlite3_close(db);
 		return rc;
 	}
@@ -324,7 +324,7 @@ store_sqlite_open(const char *path, int readonly, struct store *s,
 	sqlite3_finalize(st);
 	if (version != STORE_VERSION) {
 		sqlite3_close(db);
-		return store_fail(PV_E_VERSION, err, errlen, "%s: budget store "
+		return pv_fail(PV_E_VERSION, err, errlen, "%s: budget store "
 		    "version %d, this privada reads version %d", path, version,
 		    STORE_VERSION);
 	}

@@ -8,19 +8,6 @@
 #include "rdp.h"
 #include "storeplan.h"
 
-__attribute__((format(printf, 4, 5))) static int
-pfail(int code, char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 int
 store_plan_entry(const struct store_plan *p, const char *dataset,
     double sigma, uint64_t steps, struct ledger_entry *e)
@@ -64,14 +51,14 @@ with_plan(struct ledger *l, size_t n0, const char *dataset, double delta,
 	int rc;
 
 	if ((rc = store_plan_entry(p, dataset, sigma, steps, &l->e[n0])) != 0)
-		return pfail(rc, err, errlen, "the planned release's curve: %s",
+		return pv_fail(rc, err, errlen, "the planned release's curve: %s",
 		    rdp_strerror(rc));
 	l->n = n0 + 1;
 	rc = ledger_total(l, dataset, delta, RDP_CONV_IMPROVED, &t, why,
 	    sizeof why);
 	l->n = n0;
 	if (rc != 0)
-		return pfail(PV_E_RANGE, err, errlen, "dataset %s: %s", dataset,
+		return pv_fail(PV_E_RANGE, err, errlen, "dataset %s: %s", dataset,
 		    why);
 	*eps = t.epsilon;
 	return 0;
@@ -115,17 +102,17 @@ store_plan_solve(struct ledger *l, const char *dataset, double budget,
 	    (p->kind == STORE_PLAN_GAUSS_SIGMA && (!(p->sens > 0 &&
 	    isfinite(p->sens)) || p->count == 0)) ||
 	    p->kind < STORE_PLAN_SGM_SIGMA || p->kind > STORE_PLAN_GAUSS_SIGMA)
-		return pfail(PV_E_RANGE, err, errlen, "bad plan");
+		return pv_fail(PV_E_RANGE, err, errlen, "bad plan");
 	a->before = 0;
 	if (n0 > 0) {
 		if (ledger_total(l, dataset, delta, RDP_CONV_IMPROVED, &t, why,
 		    sizeof why) != 0)
-			return pfail(PV_E_RANGE, err, errlen, "dataset %s: %s",
+			return pv_fail(PV_E_RANGE, err, errlen, "dataset %s: %s",
 			    dataset, why);
 		a->before = t.epsilon;
 	}
 	if (!(a->before < budget))
-		return pfail(PV_E_NOROOT, err, errlen, "dataset %s has spent "
+		return pv_fail(PV_E_NOROOT, err, errlen, "dataset %s has spent "
 		    "epsilon %.17g of its budget %.17g: nothing is left",
 		    dataset, a->before, budget);
 	if (p->kind == STORE_PLAN_SGM_STEPS) {
@@ -143,7 +130,7 @@ store_plan_solve(struct ledger *l, const char *dataset, double budget,
 			good = s;
 		}
 		if (good == 0)
-			return pfail(PV_E_NOROOT, err, errlen, "sigma %g: not "
+			return pv_fail(PV_E_NOROOT, err, errlen, "sigma %g: not "
 			    "even one step fits the %.17g left", p->sigma,
 			    budget - a->before);
 		if (bad == 0) {
@@ -176,7 +163,7 @@ store_plan_solve(struct ledger *l, const char *dataset, double budget,
 		    steps, &e, err, errlen)) != 0)
 			return rc;
 		if (!(e <= budget))
-			return pfail(PV_E_NOROOT, err, errlen, "no sigma up to "
+			return pv_fail(PV_E_NOROOT, err, errlen, "no sigma up to "
 			    "%g fits the %.17g left", exp(hi) * scale,
 			    budget - a->before);
 		if ((rc = with_plan(l, n0, dataset, delta, p, exp(lo) * scale,
@@ -205,7 +192,7 @@ store_plan_solve(struct ledger *l, const char *dataset, double budget,
 	    &a->total, err, errlen)) != 0)
 		return rc;
 	if (!(a->total <= budget))	/* the answer is on the private side */
-		return pfail(PV_E_NUMERIC, err, errlen, "the solved release "
+		return pv_fail(PV_E_NUMERIC, err, errlen, "the solved release "
 		    "spends %.17g, over %.17g", a->total, budget);
 	if (alone(dataset, delta, p, a->sigma, a->steps, &a->alone) != 0)
 		a->alone = NAN;
