@@ -87,7 +87,7 @@ EOF2
 	rm -f "$W/cov-out.tns"
 	col() { awk -v k="$2" '{ print $k }' "$1" | median; }
 	cw=$(col "$W/cov-c" 1) cc=$(col "$W/cov-c" 2)
-	gw=$(col "$W/cov-n" 1) gc=$(col "$W/cov-n" 2)
+	gc=$(col "$W/cov-n" 2)
 	vw=$(col "$W/cov-n" 3) vc=$(col "$W/cov-n" 4)
 	sw=$(col "$W/cov-n" 5) sc=$(col "$W/cov-n" 6)
 	yw=$(col "$W/cov-n" 7) yc=$(col "$W/cov-n" 8)
