@@ -108,7 +108,7 @@ STUDENT_OPTS := --epochs 100 --lr 2 --batch 16
 # connected ReLU layer: TEACHER_ARCH=c16k5s2p2,c32k3s2p1,d64 (16x16 ->
 # 8x8 -> 4x4, 512 values into 64 units; strided convolutions in place of
 # convolution + 2x2 max pool: dpsgd-train ran c16k5p2,m2,c32k5p2,m2,d64
-# about 70 times slower here, see results/cnn/README.md); its student is
+# 10 to 80 times slower here, see results/cnn/README.md); its student is
 # the VGG-like C32,3 C32,3 P2 C64,3 C64,3 P2 C128,3 C128,3 P2 FC128 on
 # 28x28 or 32x32 images: STUDENT_ARCH=c32k3s2p1,c64k3s2p1,d128 (one
 # strided convolution per block, two blocks for 16x16, then FC128).
