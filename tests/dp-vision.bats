@@ -16,13 +16,19 @@ SMALL=(TRAIN_FRACTION=0.01 TEST_FRACTION=0.02 EPS=3 "SEEDS=1 2"
 	"NP_LR_OPTS=--classes 10 --batch 64 --lr 0.1 --epochs 3"
 	"NP_MLP_OPTS=--classes 10 --batch 64 --lr 0.1 --epochs 3 --hidden 16"
 	"SCATTER_MLP_OPTS=--classes 10 --batch 128 --lr 2 --clip 0.1 --epochs 3 --hidden 16"
-	"SCATTER_LR_TUNED_OPTS=--classes 10 --momentum 0.9 --tune 'lr=1,2;clip=0.1;epochs=2,3;batch=128' --tune-trials geometric:2 --val-fraction 0.2")
+	"SCATTER_LR_TUNED_OPTS=--classes 10 --momentum 0.9 --tune 'lr=1,2;clip=0.1;epochs=2,3;batch=128' --tune-trials geometric:2 --val-fraction 0.2"
+	"DP_CNN=--classes 10 --batch 128 --lr 2 --momentum 0.9 --clip 0.1 --epochs 2 --activation tanh")
 
 vis() {
 	local dir=$1
 	shift
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$VIS" \
 		--no-print-directory OUT="$dir/out" B="$BIN" "${SMALL[@]}" "$@"
+}
+
+# smeta FILE KEY: the stream metadata KEY of FILE.
+smeta() {
+	"$BIN/tns" info --format json "$1" | $PY -c 'import json, sys; print(json.load(sys.stdin)["metadata"][sys.argv[1]])' "$2"
 }
 
 setup_file() {
@@ -40,7 +46,7 @@ setup() {
 	run -0 cat make.status
 	run -0 cut -f 1-4,9,10 "$OUT/results.tsv"
 	local m want=$'task\tmethod\tepsilon\treps\tverdict\tacc_private'
-	for m in pixels-lr scatter-lr scatter-lr-tuned scatter-ncm; do
+	for m in pixels-lr scatter-lr scatter-lr-tuned scatter-ncm pixels-cnn scatter-cnn; do
 		[ $m = scatter-lr-tuned ] ||
 			want+=$'\n'"fmnist	$m	np	2	not_private	yes"
 		want+=$'\n'"fmnist	$m	3	2	private	yes"
@@ -68,6 +74,34 @@ g = x.reshape(len(x), 27, -1)
 assert abs(g.mean(2)).max() < 1e-4
 assert (g * g).sum(2).max() <= 147 * (1 + 1e-4)
 ' "$BATS_TEST_TMPDIR/x.npy"
+}
+
+@test "dp-vision: the CNNs are Tramer & Boneh's, on pixels and on channel-last ScatterNet features" {
+	# The architectures of params.mk as the models record them, every
+	# default written out (dpsgd-train(1)); the DP ones spent epsilon 3.
+	local m want
+	for m in pixels-cnn-e3-r1 pixels-cnn-np-r2; do
+		run -0 smeta "$OUT/model/$m.tns" model.arch
+		assert_output 'cnn:28x28x1:c16k8s2p2,m2s1,c32k4s2p0,m2s1,d32,d10'
+	done
+	for m in scatter-cnn-e3-r2 scatter-cnn-np-r1; do
+		run -0 smeta "$OUT/model/$m.tns" model.arch
+		assert_output 'cnn:7x7x81:c16k3s2p1,c32k3s1p1,d32,d10'
+	done
+	run -0 smeta "$OUT/model/scatter-cnn-e3-r1.tns" model.activation
+	assert_output 'tanh'
+	# The channel-last features are the channel-major ones reordered
+	# (featurize --layout hwc), row by row.
+	run -0 "$BIN/tns" to-npy -o "$BATS_TEST_TMPDIR/c.npy" --tensor X "$OUT/data/train-scatter.tns"
+	run -0 "$BIN/tns" to-npy -o "$BATS_TEST_TMPDIR/h.npy" --tensor X "$OUT/data/train-scatterhwc.tns"
+	run -0 $PY -c '
+import numpy as np, sys
+c = np.load(sys.argv[1]); h = np.load(sys.argv[2])
+assert c.shape == h.shape and c.shape[1] == 3969, (c.shape, h.shape)
+assert np.array_equal(c.reshape(-1, 81, 7, 7).transpose(0, 2, 3, 1).reshape(len(c), -1), h)
+' "$BATS_TEST_TMPDIR/c.npy" "$BATS_TEST_TMPDIR/h.npy"
+	grep -qF '89.0' "$OUT/results.md"
+	grep -qF '86.1' "$OUT/results.md"
 }
 
 @test "dp-vision: results.md gives mean and 95% interval, the stamp and the published numbers" {
@@ -108,6 +142,19 @@ assert abs(m - a) <= 0.051 and abs(h - t.ppf(0.975, 1) * s / 2 ** 0.5) <= 0.051,
 	assert_output --partial 'model/scatter-ncm-e3-r2'
 	refute_output --partial 'model/scatter-lr'
 	refute_output --partial 'featurize'
+	# The CNNs' regime retrains the CNNs only (their references too: a
+	# method's options are one group); SCATTER redoes the channel-last
+	# features and the ScatterNet CNN too.
+	run -0 vis "$BATS_FILE_TMPDIR" -n 'DP_CNN=--classes 10 --batch 128 --lr 1 --clip 0.1 --epochs 2 --activation tanh'
+	assert_output --partial 'model/pixels-cnn-e3-r1'
+	assert_output --partial 'model/scatter-cnn-e3-r2'
+	refute_output --partial 'model/pixels-lr'
+	refute_output --partial 'model/scatter-lr'
+	refute_output --partial 'featurize'
+	run -0 vis "$BATS_FILE_TMPDIR" -n SCATTER=1:8
+	assert_output --partial 'train-scatterhwc.tns'
+	assert_output --partial 'model/scatter-cnn-np-r1'
+	refute_output --partial 'model/pixels-cnn'
 }
 
 @test "dp-vision: scatter-lr-tuned is one repeat_select release of at most epsilon 3, with its chosen configuration" {

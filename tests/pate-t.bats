@@ -245,3 +245,38 @@ EOF
 	run -2 pate "$BATS_TEST_TMPDIR" -n FEATURES=hog
 	assert_output --partial 'FEATURES=hog: pixels or scatter'
 }
+
+# Issue 17: TEACHER_ARCH and STUDENT_ARCH make the teachers and the
+# classify students convolutional networks on the 16x16 pixel images
+# (params.mk); the assoc student and the baselines keep their MLPs.
+@test "TEACHER_ARCH and STUDENT_ARCH: CNN teachers and classify students on 16x16x1 images" {
+	local d="$BATS_TEST_TMPDIR"
+	local cnn=(TEACHER_ARCH=c4k3p1,m2,d8 STUDENT_ARCH=c4k3p1,m2,c8k3p1,m2,d8
+		"TEACHER_CNN_OPTS=--epochs 2 --lr 0.05 --momentum 0.9 --batch 16"
+		"STUDENT_CNN_OPTS=--epochs 3 --lr 0.05 --momentum 0.9 --batch 16"
+		LNMAX_GAMMAS= CGNMAX= STUDENTS=classify BASE_EPS=)
+	run -0 pate "$d" "${cnn[@]}"
+	run -0 cut -f 2,4,11,14 "$d/out/results.tsv"
+	assert_line "gnmax-classify	1	5	classify"
+	assert_line "exact-classify	1	5	classify"
+	assert_line "usps-true-labels-classify	1	-	classify"
+	local arch
+	arch() {
+		tns info --format json "$1" | $PY -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["model.arch"])'
+	}
+	run -0 arch "$d/out/n5/part-3.teacher.tns"
+	assert_output 'cnn:16x16x1:c4k3s1p1,m2s2,d8,d10'
+	run -0 arch "$d/out/n5/gnmax-20-r1.classify.student.tns"
+	assert_output 'cnn:16x16x1:c4k3s1p1,m2s2,c8k3s1p1,m2s2,d8,d10'
+	run -0 arch "$d/out/base/true-labels-classify.tns"
+	assert_output 'cnn:16x16x1:c4k3s1p1,m2s2,c8k3s1p1,m2s2,d8,d10'
+	# The no-teachers baseline keeps its model (logistic regression in
+	# this miniature, BASE_OPTS).
+	run -0 arch "$d/out/base/np.tns"
+	assert_output 'logreg:256-10'
+	# The student is still one release of the vote (the ledger test above).
+	run -0 rdp-account ledger -q --delta 1e-5 --public usps --format tsv "$d/out/n5/gnmax-20-r1.classify.student.tns"
+	assert_output --partial 'mnist'
+	run -2 pate "$d" -n TEACHER_ARCH=c4k3,d8 FEATURES=scatter
+	assert_output --partial 'TEACHER_ARCH and STUDENT_ARCH need FEATURES=pixels'
+}

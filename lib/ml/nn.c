@@ -1149,26 +1149,6 @@ sum64_reserve(struct nn_ws *ws, size_t len)
 	return 0;
 }
 
-/* d[0..n-1] += (double)s[0..n-1], in VB blocks (vectorised). */
-PV_CLONES static void
-add_f32(double *d, const float *s, size_t n)
-{
-	size_t i = 0;
-
-	for (; i + VB <= n; i += VB) {
-		double v[VB];
-		float w[VB];
-
-		memcpy(v, d + i, sizeof v);
-		memcpy(w, s + i, sizeof w);
-		for (size_t j = 0; j < VB; j++)
-			v[j] += (double)w[j];
-		memcpy(d + i, v, sizeof v);
-	}
-	for (; i < n; i++)
-		d[i] += (double)s[i];
-}
-
 /* d[0..n-1] += a (double)s[0..n-1], in VB blocks (vectorised; each
  * entry's product and sum rounded as the scalar loop's). */
 PV_CLONES static void
@@ -1324,7 +1304,7 @@ nn_clip_sum(const struct nn_clip *p, const struct nn_net *net,
 			    A + r * L->in, L->in, G + r * L->out, L->out,
 			    r == 0 ? 0.0f : 1.0f, S, L->out);
 		}
-		add_f32(dW, S, nw);
+		axpy_f32(dW, 1.0, S, nw);	/* 1.0 * x is exact */
 	}
 	return 0;
 }
