@@ -797,44 +797,68 @@ check_query(double delta, double target, int conv)
 }
 
 int
-rdp_sgm_solve_sigma(double q, uint64_t steps, double delta, double target,
-    const double *orders, size_t n, int conv, double *sigma)
+rdp_solve_decreasing(double lo, double hi, double target,
+    int (*f)(double x, void *arg, double *val), void *arg, double *x)
 {
-	double lo = 1e-3, hi = 1e6, e;
+	double e;
 	int rc;
 
-	if ((rc = check_query(delta, target, conv)) != 0)
+	if ((rc = f(hi, arg, &e)) != 0)
 		return rc;
-	if (!(q >= 0 && q <= 1))
-		return RDP_E_PARAM;
-	if ((rc = rdp_sgm_epsilon(q, hi, steps, delta, orders, n, conv, &e,
-	    NULL)) != 0)
-		return rc;
-	if (e > target)
+	if (!(e <= target))
 		return RDP_E_NOROOT;
-	if ((rc = rdp_sgm_epsilon(q, lo, steps, delta, orders, n, conv, &e,
-	    NULL)) != 0)
+	if ((rc = f(lo, arg, &e)) != 0)
 		return rc;
 	if (e <= target) {
-		*sigma = lo;
+		*x = lo;
 		return 0;
 	}
-	/* Invariant: eps(lo) > target >= eps(hi); eps falls as sigma grows. */
+	/* Invariant: f(lo) > target >= f(hi). */
 	while (hi / lo - 1 > 1e-12) {
 		double mid = sqrt(lo * hi);
 
 		if (mid <= lo || mid >= hi)
 			break;
-		if ((rc = rdp_sgm_epsilon(q, mid, steps, delta, orders, n,
-		    conv, &e, NULL)) != 0)
+		if ((rc = f(mid, arg, &e)) != 0)
 			return rc;
 		if (e > target)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	*sigma = hi;
+	*x = hi;
 	return 0;
+}
+
+struct sgm_query {
+	double q, delta;
+	uint64_t steps;
+	const double *orders;
+	size_t n;
+	int conv;
+};
+
+static int
+sgm_eps_at(double sigma, void *arg, double *eps)
+{
+	const struct sgm_query *a = arg;
+
+	return rdp_sgm_epsilon(a->q, sigma, a->steps, a->delta, a->orders,
+	    a->n, a->conv, eps, NULL);
+}
+
+int
+rdp_sgm_solve_sigma(double q, uint64_t steps, double delta, double target,
+    const double *orders, size_t n, int conv, double *sigma)
+{
+	struct sgm_query a = { q, delta, steps, orders, n, conv };
+	int rc;
+
+	if ((rc = check_query(delta, target, conv)) != 0)
+		return rc;
+	if (!(q >= 0 && q <= 1))
+		return RDP_E_PARAM;
+	return rdp_solve_decreasing(1e-3, 1e6, target, sgm_eps_at, &a, sigma);
 }
 
 /* Largest T with the conversion of T * r at order a at most target; may

@@ -146,6 +146,20 @@ int rdp_sgm_epsilon(double q, double sigma, uint64_t steps, double delta,
     const double *orders, size_t n, int conv, double *eps, double *order);
 
 /*
+ * The smallest x in [lo, hi] (0 < lo < hi) with f(x) <= target, for an f
+ * that does not increase with x (epsilon as a function of a noise
+ * multiplier), by bisection on log x (geometric midpoints) to a relative
+ * width of 1e-12, returned on the private side: f(*x) <= target.  f
+ * stores its value and returns 0 or an error code, which is passed on.
+ * Every noise-multiplier solver (rdp_sgm_solve_sigma, rdp-account store
+ * solve, dpsgd-train --tune) uses this one search.
+ * @return 0 (*x = lo when f(lo) <= target already); RDP_E_NOROOT if
+ *         f(hi) > target; f's error code.
+ */
+int rdp_solve_decreasing(double lo, double hi, double target,
+    int (*f)(double x, void *arg, double *val), void *arg, double *x);
+
+/*
  * Smallest noise multiplier sigma with eps(q, sigma, steps, delta) <=
  * target, found by bisection to a relative width of 1e-12 and returned on
  * the private side (the returned sigma satisfies the target).  The search

@@ -64,6 +64,26 @@ with_plan(struct ledger *l, size_t n0, const char *dataset, double delta,
 	return 0;
 }
 
+struct plan_query {
+	struct ledger *l;
+	size_t n0;
+	const char *dataset;
+	double delta;
+	const struct store_plan *p;
+	uint64_t steps;
+	char *err;
+	size_t errlen;
+};
+
+static int
+plan_eps_at(double sigma, void *arg, double *eps)
+{
+	struct plan_query *a = arg;
+
+	return with_plan(a->l, a->n0, a->dataset, a->delta, a->p, sigma,
+	    a->steps, eps, a->err, a->errlen);
+}
+
 static int
 alone(const char *dataset, double delta, const struct store_plan *p,
     double sigma, uint64_t steps, double *eps)
@@ -91,7 +111,7 @@ store_plan_solve(struct ledger *l, const char *dataset, double budget,
 	struct ledger_total t;
 	char why[200];
 	size_t n0 = l->n;
-	double lo, hi, e;
+	double e;
 	int rc;
 
 	memset(a, 0, sizeof *a);
@@ -157,35 +177,18 @@ store_plan_solve(struct ledger *l, const char *dataset, double budget,
 		double scale = p->kind == STORE_PLAN_GAUSS_SIGMA ? p->sens : 1;
 		uint64_t steps = p->kind == STORE_PLAN_SGM_SIGMA ? p->steps : 1;
 
-		lo = log(STORE_PLAN_SIGMA_MIN);
-		hi = log(STORE_PLAN_SIGMA_MAX);
-		if ((rc = with_plan(l, n0, dataset, delta, p, exp(hi) * scale,
-		    steps, &e, err, errlen)) != 0)
-			return rc;
-		if (!(e <= budget))
+		struct plan_query pq = { l, n0, dataset, delta, p, steps,
+		    err, errlen };
+
+		rc = rdp_solve_decreasing(STORE_PLAN_SIGMA_MIN * scale,
+		    STORE_PLAN_SIGMA_MAX * scale, budget, plan_eps_at, &pq,
+		    &a->sigma);
+		if (rc == PV_E_NOROOT)
 			return pv_fail(PV_E_NOROOT, err, errlen, "no sigma up to "
-			    "%g fits the %.17g left", exp(hi) * scale,
+			    "%g fits the %.17g left", STORE_PLAN_SIGMA_MAX * scale,
 			    budget - a->before);
-		if ((rc = with_plan(l, n0, dataset, delta, p, exp(lo) * scale,
-		    steps, &e, err, errlen)) != 0)
+		if (rc != 0)
 			return rc;
-		if (e <= budget) {
-			hi = lo;
-		} else {
-			/* Invariant: hi fits, lo does not. */
-			while (hi - lo > 1e-12) {
-				double mid = lo + (hi - lo) / 2;
-				if ((rc = with_plan(l, n0, dataset, delta, p,
-				    exp(mid) * scale, steps, &e, err, errlen))
-				    != 0)
-					return rc;
-				if (e <= budget)
-					hi = mid;
-				else
-					lo = mid;
-			}
-		}
-		a->sigma = exp(hi) * scale;
 		a->steps = steps;
 	}
 	if ((rc = with_plan(l, n0, dataset, delta, p, a->sigma, a->steps,

@@ -269,43 +269,37 @@ tuned_eps(const struct tune_dist *d, size_t nconf, const double *q,
 	    NULL);
 }
 
+struct tuned_query {
+	const struct tune_dist *d;
+	size_t nconf;
+	const double *q;
+	const uint64_t *steps;
+	double score_sigma, delta;
+	double trial[RDP_DEFAULT_NORDERS], tuned[RDP_DEFAULT_NORDERS];
+};
+
+static int
+tuned_eps_at(double sigma, void *arg, double *eps)
+{
+	struct tuned_query *a = arg;
+
+	return tuned_eps(a->d, a->nconf, a->q, a->steps, a->score_sigma,
+	    a->delta, sigma, a->trial, a->tuned, eps);
+}
+
 int
 tune_solve_sigma(const struct tune_dist *d, size_t nconf, const double *q,
     const uint64_t *steps, double score_sigma, double delta, double target,
     double *sigma, double *eps)
 {
-	double trial[RDP_DEFAULT_NORDERS], tuned[RDP_DEFAULT_NORDERS];
-	double lo = log(1e-3), hi = log(1e6), mid, e;
+	struct tuned_query a = { d, nconf, q, steps, score_sigma, delta,
+	    { 0 }, { 0 } };
 	int rc;
 
 	if (!(target > 0) || !(delta > 0 && delta < 1))
 		return PV_E_RANGE;
-	if ((rc = tuned_eps(d, nconf, q, steps, score_sigma, delta, exp(hi),
-	    trial, tuned, &e)) != 0)
+	if ((rc = rdp_solve_decreasing(1e-3, 1e6, target, tuned_eps_at, &a,
+	    sigma)) != 0)
 		return rc;
-	if (e > target)
-		return PV_E_NOROOT;
-	*eps = e;
-	if ((rc = tuned_eps(d, nconf, q, steps, score_sigma, delta, exp(lo),
-	    trial, tuned, &e)) != 0)
-		return rc;
-	if (e <= target) {
-		*sigma = exp(lo);
-		*eps = e;
-		return 0;
-	}
-	/* eps(lo) > target >= eps(hi): keep hi on the private side. */
-	while (hi - lo > 1e-10) {
-		mid = lo + (hi - lo) / 2;
-		if ((rc = tuned_eps(d, nconf, q, steps, score_sigma, delta,
-		    exp(mid), trial, tuned, &e)) != 0)
-			return rc;
-		if (e <= target)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	*sigma = exp(hi);
-	return tuned_eps(d, nconf, q, steps, score_sigma, delta, *sigma, trial,
-	    tuned, eps);
+	return tuned_eps_at(*sigma, &a, eps);
 }
