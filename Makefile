@@ -40,7 +40,7 @@ DEB_PKGS := build-essential libcsv-dev libzstd-dev zstd zlib1g-dev \
 	mandoc clang python3-numpy python3-zstandard python3-setuptools \
 	python3-venv dataset-fashion-mnist python3-sklearn \
 	python3-scipy gnuplot-nox libfftw3-dev libsqlite3-dev sqlite3 \
-	libpq-dev postgresql
+	libpq-dev postgresql python3-cryptography
 
 PHONY_EXTRA := tests-bin
 .PHONY: $(PHONY_EXTRA) all deps deps-slurm bench-deps test unit bats asan fuzz fuzz-run bench install run lint clean help identity
