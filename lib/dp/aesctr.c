@@ -19,6 +19,9 @@
 /* ---- portable code ---- */
 
 static unsigned char sbox[256];
+/* te[x]: the column (S(x), 0, 0, 0) after MixColumns, bytes (2 S, S, S,
+ * 3 S) as a little-endian word; rows 1-3 are its rotations. */
+static uint32_t te[256];
 static pthread_once_t sbox_once = PTHREAD_ONCE_INIT;
 
 static unsigned char
@@ -51,6 +54,12 @@ sbox_init(void)
 		    rotl8((unsigned char)q, 4) ^ 0x63);
 	} while (p != 1);
 	sbox[0] = 0x63;
+	for (int x = 0; x < 256; x++) {
+		uint32_t v = sbox[x], v2 = (uint32_t)((v << 1) ^
+		    (v & 0x80 ? 0x1b : 0)) & 0xff;
+
+		te[x] = v2 | v << 8 | v << 16 | (v2 ^ v) << 24;
+	}
 }
 
 static unsigned char
@@ -87,37 +96,69 @@ expand(unsigned char rk[15 * 16], const unsigned char key[32])
 	}
 }
 
-/* One block: byte r + 4c of the state is row r, column c. */
+static uint32_t
+rotl32(uint32_t x, int k)
+{
+	return x << k | x >> (32 - k);
+}
+
+static uint32_t
+le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[3] << 24;
+}
+
+/*
+ * One block.  Byte r + 4c of the state is row r of column c; column c is
+ * kept as the little-endian word w[c].  A round's column c takes row r
+ * from column c + r (ShiftRows), each byte through the S-box and
+ * MixColumns at once: te[] for row 0 and its rotations for rows 1-3.
+ */
 static void
-enc_portable(const unsigned char *rk, const unsigned char in[16],
+enc_words(const uint32_t *rk, const unsigned char in[16],
     unsigned char out[16])
 {
-	unsigned char s[16], t[16];
+	uint32_t w[4], t[4];
 
-	for (int i = 0; i < 16; i++)
-		s[i] = in[i] ^ rk[i];
-	for (int round = 1; round <= NR; round++) {
-		/* SubBytes and ShiftRows: row r moves left by r. */
+	for (int c = 0; c < 4; c++)
+		w[c] = le32(in + 4 * c) ^ rk[c];
+	for (int round = 1; round < NR; round++) {
 		for (int c = 0; c < 4; c++)
-			for (int r = 0; r < 4; r++)
-				t[r + 4 * c] = sbox[s[r + 4 * ((c + r) & 3)]];
-		if (round < NR) {
-			for (int c = 0; c < 4; c++) {
-				unsigned char *a = t + 4 * c, a0 = a[0],
-				    a1 = a[1], a2 = a[2], a3 = a[3];
-				unsigned char all = a0 ^ a1 ^ a2 ^ a3;
-
-				/* 2 a_i + 3 a_{i+1} + a_{i+2} + a_{i+3} */
-				a[0] ^= all ^ xtime(a0 ^ a1);
-				a[1] ^= all ^ xtime(a1 ^ a2);
-				a[2] ^= all ^ xtime(a2 ^ a3);
-				a[3] ^= all ^ xtime(a3 ^ a0);
-			}
-		}
-		for (int i = 0; i < 16; i++)
-			s[i] = t[i] ^ rk[16 * round + i];
+			t[c] = te[w[c] & 0xff] ^
+			    rotl32(te[w[(c + 1) & 3] >> 8 & 0xff], 8) ^
+			    rotl32(te[w[(c + 2) & 3] >> 16 & 0xff], 16) ^
+			    rotl32(te[w[(c + 3) & 3] >> 24], 24) ^
+			    rk[4 * round + c];
+		memcpy(w, t, sizeof w);
 	}
-	memcpy(out, s, 16);
+	for (int c = 0; c < 4; c++) {
+		t[c] = ((uint32_t)sbox[w[c] & 0xff] |
+		    (uint32_t)sbox[w[(c + 1) & 3] >> 8 & 0xff] << 8 |
+		    (uint32_t)sbox[w[(c + 2) & 3] >> 16 & 0xff] << 16 |
+		    (uint32_t)sbox[w[(c + 3) & 3] >> 24] << 24) ^
+		    rk[4 * NR + c];
+		for (int b = 0; b < 4; b++)
+			out[4 * c + b] = (unsigned char)(t[c] >> (8 * b));
+	}
+}
+
+/* The round keys as little-endian words. */
+static void
+key_words(const unsigned char *rkb, uint32_t rk[4 * (NR + 1)])
+{
+	for (int i = 0; i < 4 * (NR + 1); i++)
+		rk[i] = le32(rkb + 4 * i);
+}
+
+static void
+enc_portable(const unsigned char *rkb, const unsigned char in[16],
+    unsigned char out[16])
+{
+	uint32_t rk[4 * (NR + 1)];
+
+	key_words(rkb, rk);
+	enc_words(rk, in, out);
 }
 
 /* Counter block i: 8 zero bytes, then i big-endian. */
@@ -133,11 +174,13 @@ static void
 ctr_portable(const unsigned char *rk, uint64_t ctr, unsigned char *out,
     size_t n)
 {
+	uint32_t w[4 * (NR + 1)];
 	unsigned char b[16];
 
+	key_words(rk, w);
 	for (size_t i = 0; i < n; i++, out += 16) {
 		ctr_block(ctr + i, b);
-		enc_portable(rk, b, out);
+		enc_words(w, b, out);
 	}
 }
 
@@ -153,7 +196,8 @@ ctr_vec(uint64_t i)
 	return _mm_set_epi64x((long long)__builtin_bswap64(i), 0);
 }
 
-/* Eight blocks side by side, then one at a time. */
+/* Four blocks side by side (named variables, kept in registers), then
+ * one at a time. */
 AESNI_FN static void
 ctr_aesni(const unsigned char *rk, uint64_t ctr, unsigned char *out,
     size_t n)
@@ -163,17 +207,26 @@ ctr_aesni(const unsigned char *rk, uint64_t ctr, unsigned char *out,
 
 	for (int r = 0; r <= NR; r++)
 		k[r] = _mm_loadu_si128((const __m128i *)(rk + 16 * r));
-	for (; i + 8 <= n; i += 8) {
-		__m128i b[8];
+	for (; i + 4 <= n; i += 4) {
+		__m128i b0 = _mm_xor_si128(ctr_vec(ctr + i), k[0]);
+		__m128i b1 = _mm_xor_si128(ctr_vec(ctr + i + 1), k[0]);
+		__m128i b2 = _mm_xor_si128(ctr_vec(ctr + i + 2), k[0]);
+		__m128i b3 = _mm_xor_si128(ctr_vec(ctr + i + 3), k[0]);
 
-		for (size_t j = 0; j < 8; j++)
-			b[j] = _mm_xor_si128(ctr_vec(ctr + i + j), k[0]);
-		for (int r = 1; r < NR; r++)
-			for (int j = 0; j < 8; j++)
-				b[j] = _mm_aesenc_si128(b[j], k[r]);
-		for (size_t j = 0; j < 8; j++)
-			_mm_storeu_si128((__m128i *)(out + 16 * (i + j)),
-			    _mm_aesenclast_si128(b[j], k[NR]));
+		for (int r = 1; r < NR; r++) {
+			b0 = _mm_aesenc_si128(b0, k[r]);
+			b1 = _mm_aesenc_si128(b1, k[r]);
+			b2 = _mm_aesenc_si128(b2, k[r]);
+			b3 = _mm_aesenc_si128(b3, k[r]);
+		}
+		_mm_storeu_si128((__m128i *)(out + 16 * i),
+		    _mm_aesenclast_si128(b0, k[NR]));
+		_mm_storeu_si128((__m128i *)(out + 16 * i + 16),
+		    _mm_aesenclast_si128(b1, k[NR]));
+		_mm_storeu_si128((__m128i *)(out + 16 * i + 32),
+		    _mm_aesenclast_si128(b2, k[NR]));
+		_mm_storeu_si128((__m128i *)(out + 16 * i + 48),
+		    _mm_aesenclast_si128(b3, k[NR]));
 	}
 	for (; i < n; i++) {
 		__m128i b = _mm_xor_si128(ctr_vec(ctr + i), k[0]);
@@ -185,8 +238,19 @@ ctr_aesni(const unsigned char *rk, uint64_t ctr, unsigned char *out,
 	}
 }
 
-/* Four blocks per 512-bit vector, four vectors side by side; the last
- * n mod 16 blocks by ctr_aesni. */
+/* Four blocks per 512-bit vector, four vectors side by side (named
+ * variables, so that they stay in registers); the last n mod 16 blocks by
+ * ctr_aesni. */
+VAES_FN static inline __m512i
+ctr4(uint64_t c, __m512i k0)
+{
+	return _mm512_xor_si512(_mm512_set_epi64(
+	    (long long)__builtin_bswap64(c + 3), 0,
+	    (long long)__builtin_bswap64(c + 2), 0,
+	    (long long)__builtin_bswap64(c + 1), 0,
+	    (long long)__builtin_bswap64(c), 0), k0);
+}
+
 VAES_FN static void
 ctr_vaes(const unsigned char *rk, uint64_t ctr, unsigned char *out,
     size_t n)
@@ -198,23 +262,24 @@ ctr_vaes(const unsigned char *rk, uint64_t ctr, unsigned char *out,
 		k[r] = _mm512_broadcast_i32x4(_mm_loadu_si128(
 		    (const __m128i *)(rk + 16 * r)));
 	for (; i + 16 <= n; i += 16) {
-		__m512i b[4];
+		__m512i b0 = ctr4(ctr + i, k[0]), b1 = ctr4(ctr + i + 4, k[0]);
+		__m512i b2 = ctr4(ctr + i + 8, k[0]);
+		__m512i b3 = ctr4(ctr + i + 12, k[0]);
 
-		for (int j = 0; j < 4; j++) {
-			uint64_t c = ctr + i + 4 * (uint64_t)j;
-
-			b[j] = _mm512_xor_si512(_mm512_set_epi64(
-			    (long long)__builtin_bswap64(c + 3), 0,
-			    (long long)__builtin_bswap64(c + 2), 0,
-			    (long long)__builtin_bswap64(c + 1), 0,
-			    (long long)__builtin_bswap64(c), 0), k[0]);
+		for (int r = 1; r < NR; r++) {
+			b0 = _mm512_aesenc_epi128(b0, k[r]);
+			b1 = _mm512_aesenc_epi128(b1, k[r]);
+			b2 = _mm512_aesenc_epi128(b2, k[r]);
+			b3 = _mm512_aesenc_epi128(b3, k[r]);
 		}
-		for (int r = 1; r < NR; r++)
-			for (int j = 0; j < 4; j++)
-				b[j] = _mm512_aesenc_epi128(b[j], k[r]);
-		for (int j = 0; j < 4; j++)
-			_mm512_storeu_si512((void *)(out + 16 * (i + 4 *
-			    (size_t)j)), _mm512_aesenclast_epi128(b[j], k[NR]));
+		_mm512_storeu_si512((void *)(out + 16 * i),
+		    _mm512_aesenclast_epi128(b0, k[NR]));
+		_mm512_storeu_si512((void *)(out + 16 * i + 64),
+		    _mm512_aesenclast_epi128(b1, k[NR]));
+		_mm512_storeu_si512((void *)(out + 16 * i + 128),
+		    _mm512_aesenclast_epi128(b2, k[NR]));
+		_mm512_storeu_si512((void *)(out + 16 * i + 192),
+		    _mm512_aesenclast_epi128(b3, k[NR]));
 	}
 	if (i < n)
 		ctr_aesni(rk, ctr + i, out + 16 * i, n - i);
@@ -282,6 +347,12 @@ aesctr_blocks(struct aesctr *a, unsigned char *out, size_t nblocks)
 #endif
 		ctr_portable(a->rk, a->ctr, out, nblocks);
 	a->ctr += nblocks;
+}
+
+int
+aesctr_hw(void)
+{
+	return impl_supported(AESCTR_IMPL_AESNI);
 }
 
 void

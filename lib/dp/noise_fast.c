@@ -18,6 +18,7 @@
 
 #include <gmp.h>
 
+#include "aesctr.h"
 #include "noise_fast.h"
 #include "noise_fast_test.h"
 
@@ -79,6 +80,7 @@ struct noise_fast {
 	double gamma, inv_gamma;	/* 0 without a grid */
 	int simd;		/* 16 samples at a time: 1 AVX-512F, 2 with
 				 * VBMI byte permutes; 0 scalar */
+	int aes;		/* bulk bits from AES-CTR (1) or ChaCha20 */
 	/* The permutes of level l < 4 (simd 2): byte 4i + b of the chunks
 	 * of 16 samples is byte pidx = 3 (L i + l) + b of their stream bytes
 	 * for b < 3 (pkeep), from the third 64 bytes when it is >= 128
@@ -86,6 +88,59 @@ struct noise_fast {
 	unsigned char pidx[4][64];
 	uint64_t pkeep[4], phi[4];
 };
+
+/*
+ * The random bits of one call: the bulk from AES-256-CTR (aesctr.h),
+ * re-keyed from r every AESCTR_REKEY blocks, the rare extra bits of a
+ * tied draw (tab_tie) from r itself.  Both sequences are fixed by the
+ * order of the draws, so a seeded r gives the same values on every CPU.
+ */
+struct src {
+	struct rng *r;
+	struct aesctr a;
+	size_t left;		/* blocks before the next key */
+	int aes;		/* 0: the bulk bits from r too */
+};
+
+static void
+src_init(struct src *s, const struct noise_fast *h, struct rng *r)
+{
+	s->r = r;
+	s->left = 0;
+	s->aes = h->aes;
+}
+
+static void
+src_done(struct src *s)
+{
+	aesctr_wipe(&s->a);
+}
+
+/* n keystream bytes at buf, whole blocks: up to 15 more bytes are written
+ * (and never used).  Every byte comes from a block used once. */
+static void
+src_bytes(struct src *s, unsigned char *buf, size_t n)
+{
+	size_t nb = (n + 15) / 16;
+
+	if (!s->aes) {
+		rng_bytes(s->r, buf, n);
+		return;
+	}
+	while (nb > 0) {
+		size_t k;
+
+		if (s->left == 0) {
+			aesctr_key_rng(&s->a, s->r);
+			s->left = AESCTR_REKEY;
+		}
+		k = nb < s->left ? nb : s->left;
+		aesctr_blocks(&s->a, buf, k);
+		buf += 16 * k;
+		nb -= k;
+		s->left -= k;
+	}
+}
 
 /*
  * The vector draws (AVX-512F, chosen per handle when it is created) give
@@ -235,6 +290,9 @@ bound(const struct params *p)
 		tau += (p->levels - 1) * (tab_bound(p->w_in2, p->t_in) +
 		    level_bound((double)p->k, p->w_in2, p->w_out2));
 	}
+	/* The AES-CTR stream (noise_fast.h, "Random bits"): one block per
+	 * sample at most, within AESCTR_REKEY / 2^129 of uniform each. */
+	tau += (double)AESCTR_REKEY * 0x1p-129;
 	return tau * (1 + 0x1p-20);
 }
 
@@ -506,6 +564,7 @@ fast_new(struct noise_fast **out, double s, int defect)
 	}
 	h->tau = bound(&h->p);
 	h->simd = simd_supported();
+	h->aes = aesctr_hw();
 	for (int l = 0; l < h->p.levels && l < 4; l++) {
 		for (int i = 0; i < 16; i++) {
 			for (int b = 0; b < 3; b++) {
@@ -683,16 +742,17 @@ draw_one(const struct noise_fast *h, const unsigned char *p, struct rng *r)
  * block first (3 L per sample, in sample order), then each sample from
  * its own bytes, ties reading on from the stream. */
 static void
-draw_block_scalar(const struct noise_fast *h, struct rng *r, int64_t *out,
+draw_block_scalar(const struct noise_fast *h, struct src *s, int64_t *out,
     size_t cnt)
 {
-	unsigned char buf[BLK * NOISE_FAST_LMAX * 3 + 1];
+	unsigned char buf[BLK * NOISE_FAST_LMAX * 3 + 16];
+	struct rng *r = s->r;
 	const unsigned char *p = buf;
 	const struct tab *ti = &h->inner, *to = &h->outer;
 	int64_t k = (int64_t)h->p.mult;
 	int L = h->p.levels;
 
-	rng_bytes(r, buf, cnt * (size_t)L * 3);
+	src_bytes(s, buf, cnt * (size_t)L * 3);
 	switch (L) {
 	case 1:
 		for (size_t i = 0; i < cnt; i++, p += 3)
@@ -798,47 +858,121 @@ draw16_gather(const struct noise_fast *h, const unsigned char *p,
 	return draw16_tables(h, c, out, scale);
 }
 
-/* The chunks by byte permutes of the 48 L <= 192 bytes (L <= 4): byte 4i
- * + b of level l's vector is byte 3 (L i + l) + b for b < 3, and 0. */
-VBMI_FN static unsigned
-draw16_vbmi(const struct noise_fast *h, const unsigned char *p,
-    double *out, double scale)
+/*
+ * ng groups of 16 samples from the 48 L bytes each at p (L <= 4), their
+ * chunks taken by byte permutes (byte 4i + b of level l's vector is byte
+ * 3 (L i + l) + b for b < 3, and 0), then draw16_tables's work, in one
+ * loop with the per-level constants in registers (stores to out may alias
+ * h's bytes, so the compiler would reload them otherwise).  ties[g] gets
+ * group g's tie lanes.
+ */
+VBMI_FN static void
+draw_groups_vbmi(const struct noise_fast *h, const unsigned char *p,
+    double *out, size_t ng, double scale, uint16_t *ties)
 {
 	const int L = h->p.levels;
-	__m512i c[NOISE_FAST_LMAX], A, B, C;
+	const size_t step = 48 * (size_t)L;
+	const __m512i m16 = _mm512_set1_epi32(0xffff);
+	const __m512i low = _mm512_set1_epi32((int)HOT_LOW);
+	const __m512d kd = _mm512_set1_pd((double)h->p.mult);
+	const __m512d sc = _mm512_set1_pd(scale);
+	const struct tab *tb[2] = { &h->outer, &h->inner };
+	const uint32_t *hot[2];
+	__m512i idx[4], jmask[2], shift[2], sign[2];
+	__mmask64 keep[4], hisel[4];
 
-	A = _mm512_loadu_si512((const void *)p);
-	B = _mm512_loadu_si512((const void *)(p + 64));
-	C = _mm512_loadu_si512((const void *)(p + 128));
 	for (int l = 0; l < L; l++) {
-		__m512i idx = _mm512_loadu_si512((const void *)h->pidx[l]);
-
-		c[l] = _mm512_maskz_mov_epi8(h->pkeep[l],
-		    _mm512_mask_blend_epi8(h->phi[l],
-		    _mm512_permutex2var_epi8(A, idx, B),
-		    _mm512_permutexvar_epi8(idx, C)));
+		idx[l] = _mm512_loadu_si512((const void *)h->pidx[l]);
+		keep[l] = h->pkeep[l];
+		hisel[l] = h->phi[l];
 	}
-	return draw16_tables(h, c, out, scale);
-}
+	for (int t = 0; t < 2; t++) {
+		hot[t] = tb[t]->hot;
+		jmask[t] = _mm512_set1_epi32((int)tb[t]->mask);
+		shift[t] = _mm512_set1_epi32(CHUNK - (int)tb[t]->top);
+		sign[t] = _mm512_set1_epi32(1 << tb[t]->m);
+	}
+	for (size_t g = 0; g < ng; g++, p += step, out += 16) {
+		__m512i A = _mm512_loadu_si512((const void *)p);
+		__m512i B = _mm512_loadu_si512((const void *)(p + 64));
+		__m512i C = _mm512_loadu_si512((const void *)(p + 128));
+		__m512d acc0 = _mm512_setzero_pd(), acc1 = _mm512_setzero_pd();
+		__mmask16 tie = 0;
 
+		for (int l = 0; l < L; l++) {
+			int t = l != 0;
+			__m512i c, j, u, e, hi, v;
+			__m512d d0, d1;
+			__mmask16 lt, neg;
+
+			c = _mm512_maskz_mov_epi8(keep[l],
+			    _mm512_mask_blend_epi8(hisel[l],
+			    _mm512_permutex2var_epi8(A, idx[l], B),
+			    _mm512_permutexvar_epi8(idx[l], C)));
+			j = _mm512_and_si512(c, jmask[t]);
+			u = _mm512_srlv_epi32(c, shift[t]);
+			e = _mm512_i32gather_epi32(j, (const void *)hot[t], 4);
+			hi = _mm512_srli_epi32(e, 17);
+			lt = _mm512_cmplt_epu32_mask(u, hi);
+			tie |= _mm512_mask_cmpeq_epu32_mask(
+			    _mm512_test_epi32_mask(e, low), u, hi);
+			v = _mm512_mask_blend_epi32(lt, _mm512_and_si512(e, m16),
+			    j);
+			neg = _mm512_test_epi32_mask(c, sign[t]);
+			v = _mm512_mask_sub_epi32(v, neg, _mm512_setzero_si512(),
+			    v);
+			d0 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(v));
+			d1 = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(v, 1));
+			if (l == 0) {
+				acc0 = d0;
+				acc1 = d1;
+			} else {
+				acc0 = _mm512_add_pd(_mm512_mul_pd(acc0, kd), d0);
+				acc1 = _mm512_add_pd(_mm512_mul_pd(acc1, kd), d1);
+			}
+		}
+		_mm512_storeu_pd(out, _mm512_mul_pd(acc0, sc));
+		_mm512_storeu_pd(out + 8, _mm512_mul_pd(acc1, sc));
+		ties[g] = tie;
+	}
+}
 /* cnt <= BLK samples as doubles times scale, the same values and stream
- * use as draw_block_scalar: groups of 16 in order, each group's tied
- * lanes redone in order before the next group (a tie reads on from the
- * stream exactly where the scalar code would), then the last cnt mod
- * 16. */
+ * use as draw_block_scalar: groups of 16 in order, then each group's
+ * tied lanes redone in sample order (a tie reads on from r, whose other
+ * reads, the keys of src_bytes, all come before the block's draws, so r
+ * is read exactly as by the scalar code), then the last cnt mod 16. */
 static void
-draw_block_simd(const struct noise_fast *h, struct rng *r, double *out,
+draw_block_simd(const struct noise_fast *h, struct src *s, double *out,
     size_t cnt, double scale)
 {
+	struct rng *r = s->r;
 	unsigned char buf[BLK * NOISE_FAST_LMAX * 3 + SPARE];
 	size_t step = 3 * (size_t)h->p.levels, i = 0;
 	int vbmi = h->simd == 2 && h->p.levels <= 4;
 
-	rng_bytes(r, buf, cnt * step);
+	src_bytes(s, buf, cnt * step);
 	memset(buf + cnt * step, 0, SPARE);
+	if (vbmi) {
+		uint16_t ties[BLK / 16];
+		size_t ng = cnt / 16;
+
+		draw_groups_vbmi(h, buf, out, ng, scale, ties);
+		for (size_t g = 0; g < ng; g++) {
+			unsigned tie = ties[g];
+
+			while (tie != 0) {
+				size_t b = g * 16 + (size_t)__builtin_ctz(tie);
+
+				out[b] = (double)draw_one(h, buf + b * step, r) *
+				    scale;
+				tie &= tie - 1;
+			}
+		}
+		i = ng * 16;
+	}
 	for (; i + 16 <= cnt; i += 16) {
-		unsigned tie = vbmi ? draw16_vbmi(h, buf + i * step, out + i,
-		    scale) : draw16_gather(h, buf + i * step, out + i, scale);
+		unsigned tie = draw16_gather(h, buf + i * step, out + i,
+		    scale);
 
 		while (tie != 0) {
 			unsigned b = (unsigned)__builtin_ctz(tie);
@@ -855,38 +989,38 @@ draw_block_simd(const struct noise_fast *h, struct rng *r, double *out,
 
 /* cnt <= BLK samples into out. */
 static void
-draw_block(const struct noise_fast *h, struct rng *r, int64_t *out,
+draw_block(const struct noise_fast *h, struct src *s, int64_t *out,
     size_t cnt)
 {
 #if NF_HAVE_X86
 	if (h->simd) {
 		double d[BLK];
 
-		draw_block_simd(h, r, d, cnt, 1.0);
+		draw_block_simd(h, s, d, cnt, 1.0);
 		for (size_t i = 0; i < cnt; i++)
 			out[i] = (int64_t)d[i];
 		return;
 	}
 #endif
-	draw_block_scalar(h, r, out, cnt);
+	draw_block_scalar(h, s, out, cnt);
 }
 
 /* cnt <= BLK samples into out as doubles times scale, a power of two
  * (exact: |X| < 2^46, and the product is never subnormal for the scales
  * of grid handles). */
 static void
-draw_block_f64(const struct noise_fast *h, struct rng *r, double *out,
+draw_block_f64(const struct noise_fast *h, struct src *s, double *out,
     size_t cnt, double scale)
 {
 	int64_t k[BLK];
 
 #if NF_HAVE_X86
 	if (h->simd) {
-		draw_block_simd(h, r, out, cnt, scale);
+		draw_block_simd(h, s, out, cnt, scale);
 		return;
 	}
 #endif
-	draw_block_scalar(h, r, k, cnt);
+	draw_block_scalar(h, s, k, cnt);
 	for (size_t i = 0; i < cnt; i++)
 		out[i] = (double)k[i] * scale;
 }
@@ -904,10 +1038,14 @@ int
 noise_fast_sample(const struct noise_fast *h, struct rng *r, int64_t *out,
     size_t n, double *tv_out)
 {
+	struct src s;
+
 	if (tv_out == NULL)
 		return NOISE_E_RANGE;
+	src_init(&s, h, r);
 	for (size_t i = 0; i < n; i += BLK)
-		draw_block(h, r, out + i, n - i < BLK ? n - i : BLK);
+		draw_block(h, &s, out + i, n - i < BLK ? n - i : BLK);
+	src_done(&s);
 	charge(tv_out, n, h->tau);
 	return 0;
 }
@@ -916,16 +1054,31 @@ int
 noise_fast_grid_noise(const struct noise_fast *h, struct rng *r, double *z,
     size_t n, double *tv_out)
 {
+	struct src s;
+
 	if (tv_out == NULL || h->gamma == 0)
 		return NOISE_E_RANGE;
+	src_init(&s, h, r);
 	for (size_t i = 0; i < n; i += BLK) {
 		size_t cnt = n - i < BLK ? n - i : BLK;
 
 		/* k gamma: exact (gamma a power of two, |k| < 2^46). */
-		draw_block_f64(h, r, z + i, cnt, h->gamma);
+		draw_block_f64(h, &s, z + i, cnt, h->gamma);
 	}
+	src_done(&s);
 	charge(tv_out, n, h->tau);
 	return 0;
+}
+
+int
+noise_fast_test_aes(struct noise_fast *h, int on)
+{
+	int prev = h->aes;
+
+	if (on && !aesctr_hw())
+		return -1;
+	h->aes = on != 0;
+	return prev;
 }
 
 int
@@ -1017,24 +1170,30 @@ noise_fast_add(const struct noise_fast *h, struct rng *r, double *x,
     size_t n, double *tv_out)
 {
 	int64_t k[BLK];
+	struct src s;
+	int rc = 0;
 
 	if (tv_out == NULL || h->gamma == 0)
 		return NOISE_E_RANGE;
-	for (size_t i = 0; i < n; i += BLK) {
+	src_init(&s, h, r);
+	for (size_t i = 0; i < n && rc == 0; i += BLK) {
 		size_t cnt = n - i < BLK ? n - i : BLK;
 		double *xb = x + i;
-		int ok = 1, rc;
+		int ok = 1;
 
 		if ((rc = grid_check(h, xb, cnt)) != 0)
-			return rc;
-		draw_block(h, r, k, cnt);
+			break;
+		draw_block(h, &s, k, cnt);
 		for (size_t j = 0; j < cnt; j++) {
 			xb[j] = grid_noised(h, xb[j], k[j]);
 			ok &= isfinite(xb[j]) != 0;
 		}
 		if (!ok)
-			return NOISE_E_OVERFLOW;
+			rc = NOISE_E_OVERFLOW;
 	}
+	src_done(&s);
+	if (rc != 0)
+		return rc;
 	charge(tv_out, n, h->tau);
 	return 0;
 }
@@ -1044,17 +1203,20 @@ noise_fast_add_f32(const struct noise_fast *h, struct rng *r, float *x,
     size_t n, double *tv_out)
 {
 	int64_t k[BLK];
+	struct src s;
+	int rc = 0;
 
 	if (tv_out == NULL || h->gamma == 0)
 		return NOISE_E_RANGE;
-	for (size_t i = 0; i < n; i += BLK) {
+	src_init(&s, h, r);
+	for (size_t i = 0; i < n && rc == 0; i += BLK) {
 		size_t cnt = n - i < BLK ? n - i : BLK;
 		float *xb = x + i;
-		int ok = 1, rc;
+		int ok = 1;
 
 		if ((rc = grid_check_f32(h, xb, cnt)) != 0)
-			return rc;
-		draw_block(h, r, k, cnt);
+			break;
+		draw_block(h, &s, k, cnt);
 		for (size_t j = 0; j < cnt; j++) {
 			/* Widening is exact; the rounding to float of the
 			 * noised value is post-processing. */
@@ -1062,8 +1224,11 @@ noise_fast_add_f32(const struct noise_fast *h, struct rng *r, float *x,
 			ok &= isfinite(xb[j]) != 0;
 		}
 		if (!ok)
-			return NOISE_E_OVERFLOW;
+			rc = NOISE_E_OVERFLOW;
 	}
+	src_done(&s);
+	if (rc != 0)
+		return rc;
 	charge(tv_out, n, h->tau);
 	return 0;
 }

@@ -84,7 +84,8 @@
  * nudged to make each term larger and the result scaled by 1 + 2^-20
  * (covering every rounding and libm's exp), so it never falls below the
  * bound.  For the scales of
- * noise_fast_add (2^24..2^25 grid units) it is about 2^-112 per sample.
+ * noise_fast_add (2^24..2^25 grid units) it is about 2^-112 per sample,
+ * with the AES term of "Random bits" below included.
  *
  * ---- Charging it ----
  * If a mechanism M is (eps, delta)-DP and M' satisfies TV(M'(D), M(D)) <=
@@ -99,6 +100,33 @@
  * noise_fast_delta_charge(eps, tau_total) to delta.  This is an (eps,
  * delta) statement: the RDP curve itself is not corrected.
  *
+ * ---- Random bits ----
+ * The proofs above assume uniform bits.  Each call (noise_fast_sample,
+ * _grid_noise, _add, _add_f32) takes the 3 L bytes of each sample's table
+ * draws from AES-256-CTR (aesctr.h) under a key of 32 bytes drawn from
+ * its struct rng, a new key every AESCTR_REKEY = 4096 blocks (64 KiB);
+ * the rare extra bits of a tied draw come from the struct rng itself.
+ * AES-CTR is used because it is three times faster than ChaCha20 here
+ * (aesctr.h); on a CPU without AES instructions (or a PRIVADA_NO_SIMD
+ * build) the bulk bits come from the struct rng's ChaCha20 instead, as
+ * before, since portable AES is slower than ChaCha20.  Seeded outputs
+ * are therefore the same on every CPU with AES instructions (every
+ * x86-64 CPU since about 2011) and different on the others; tau below is
+ * the same on both (it includes the AES term either way), so a ledger
+ * never depends on the CPU.  Its keystream is computationally indistinguishable from
+ * uniform bits under the standard assumption that AES-256 is a
+ * pseudo-random permutation (as rng.h assumes ChaCha20 is a pseudo-random
+ * function), except for one statistical difference: the blocks under one
+ * key never repeat.  By the PRP/PRF switching lemma, q blocks of a truly
+ * random permutation are within TV q (q - 1) / 2^129 of q uniform blocks;
+ * with q <= 4096 per key that is below 4096 / 2^129 = 2^-117 per block,
+ * and a sample uses at most one block (3 L <= 15 bytes; a call's byte
+ * requests are rounded up to whole blocks, BLK samples at a time, which
+ * never makes more blocks than samples).  So tau(s) above includes
+ * 4096 / 2^129 per sample: the whole stream of a call is within n tau of
+ * exact independent samples.  The keys are independent of the data, so
+ * the coupling argument of "Charging it" is unchanged.
+ *
  * ---- Properties ----
  * Levels: L = 1 up to s = 2400, 2 up to about 2^20.5, 3 up to about
  * 2^30.5 (so 3 for the 2^24..2^25 of noise_fast_add), 4 and 5 beyond.
@@ -106,13 +134,17 @@
  * leading threshold bits tie (probability at most 2^-7, 2^-9 at the
  * DP-SGD scales) takes 16 more bits, and 2^-16 of those 128 more.
  * Speed on the development machine (AMD EPYC Zen 5, CPU time, one
- * thread, noise_fast_grid_noise at the DP-SGD scales, L = 3): about 90 M
- * samples/s with the scalar code, 170 M with the AVX-512F gathers and
- * 230 M with the VBMI byte permutes (of which ChaCha20 takes about 2 ns a
- * sample).  The vector code draws 16 samples at a time from the same
- * stream bytes as the scalar code and gives the same values (a draw
- * that ties is redone by the scalar code, in order), so the law, the
- * bound and seeded outputs do not depend on the CPU.
+ * thread, noise_fast_grid_noise at sigma 0.37, s = 2^24.6, L = 3; bench
+ * line "fast noise" of tests/helpers/noise-bench.c): 3.1 ns a sample
+ * (0.6 ns of it AES-CTR) with the VBMI byte permutes, against 4.8 ns
+ * with ChaCha20 bits and a call per 16 samples before (the 16-lane table
+ * gathers are now the bound: about 2.4 ns a sample).  The vector code
+ * draws 16 samples at a time from the same stream bytes as the scalar
+ * code and gives the same values (a draw that ties is redone by the
+ * scalar code, in sample order after the block's other draws, which
+ * reads the struct rng in the same order as the scalar code), so the
+ * law and the bound do not depend on the CPU, nor do seeded outputs
+ * beyond the AES-or-not choice above.
  * Running time depends on the random draws and on s, never on the data;
  * memory access patterns depend on the draws (cache timing is not
  * addressed).  Values fit easily in int64_t.

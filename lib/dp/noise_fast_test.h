@@ -26,6 +26,11 @@ enum noise_fast_defect {
 };
 int noise_fast_new_defective(struct noise_fast **out, double s, int defect);
 
+/* Take the bulk random bits from AES-CTR (on = 1, refused with -1 on a
+ * CPU without AES instructions) or from the struct rng's ChaCha20 (on =
+ * 0).  @return the previous setting or -1. */
+int noise_fast_test_aes(struct noise_fast *h, int on);
+
 /* Use the 16-lane AVX-512F draws (on = 1) or the scalar code (on = 0)
  * from now on; both give the same values from the same stream, which the
  * tests check with this.  @return the previous setting, or -1 (nothing

@@ -198,6 +198,29 @@ draw(struct noise_fast *h, struct rng *r, long n)
 
 /* ---- parameters and bounds ---- */
 
+/* tau includes the AES-CTR term (noise_fast.h, "Random bits"): at s = 1
+ * the table alone is about 2^-123, so the term shows. */
+static void
+test_aes_term(void)
+{
+	struct noise_fast *h;
+	double t1 = noise_fast_tv_per_sample(1), t2 = noise_fast_tv_per_sample(
+	    0x1p24 * 1.4);
+
+	ok(t1 >= 0x1p-117 && t1 < 0x1p-116 && t2 >= 0x1p-117,
+	    "tau(1) = 2^%.2f and tau(2^24.5) = 2^%.2f include 4096 / 2^129 = "
+	    "2^-117 a sample for the AES-CTR bits", log2(t1), log2(t2));
+	if (noise_fast_new(&h, 1) == 0) {
+		int prev = noise_fast_test_aes(h, 0);
+
+		ok(noise_fast_tv(h) == t1 && (prev == 1 || prev == 0),
+		    "the charge is the same with ChaCha20 bits (AES %s here)",
+		    prev == 1 ? "in use" : "unavailable");
+		noise_fast_free(h);
+	} else
+		ok(0, "noise_fast_new(1)");
+}
+
 static void
 test_params(void)
 {
@@ -432,6 +455,17 @@ test_law(void)
 		noise_fast_get_info(h, &in);
 		snprintf(what, sizeof what, "fast (L=%d)", in.levels);
 		check_law(h, r, ss[c], what, 1);
+		noise_fast_free(h);
+	}
+	/* The bulk bits from ChaCha20 (CPUs without AES instructions) give
+	 * the same law. */
+	for (size_t c = 8; c < 10; c++) {
+		if (noise_fast_new(&h, ss[c]) != 0) {
+			ok(0, "noise_fast_new(%g)", ss[c]);
+			continue;
+		}
+		noise_fast_test_aes(h, 0);
+		check_law(h, r, ss[c], "fast, ChaCha20 bits (L=3)", 1);
 		noise_fast_free(h);
 	}
 	/* Residues: X mod K is uniform if level 0 smooths K Z (Z_0 of width
@@ -795,6 +829,7 @@ int
 main(void)
 {
 	test_params();
+	test_aes_term();
 	test_tables();
 	test_law();
 	test_defects();
