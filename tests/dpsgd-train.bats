@@ -175,6 +175,16 @@ print("ok")'
 	! same_but_ids a.tns c.tns 2> /dev/null
 }
 
+@test "the noise does not depend on the CPUs allowed: one CPU (no noise workers) gives the model of all CPUs" {
+	# 2,000+ parameters: the noise is drawn in two segments, by workers
+	# when there is a CPU for them, else by the training thread.
+	dpsgd-train --sigma 1 --epochs 2 --batch 8 --classes 3 --hidden 1024 --public-records 60 -S 7 blobs.tns > a.tns 2>/dev/null
+	taskset -c 0 dpsgd-train --sigma 1 --epochs 2 --batch 8 --classes 3 --hidden 1024 --public-records 60 -S 7 blobs.tns > b.tns 2>/dev/null
+	same_but_ids a.tns b.tns
+	taskset -c 0 dpsgd-train --sigma 1 --epochs 2 --batch 8 --classes 3 --hidden 1024 --public-records 60 -S 8 blobs.tns > c.tns 2>/dev/null
+	! same_but_ids a.tns c.tns 2> /dev/null
+}
+
 @test "a seeded DP-SGD model carries a release entry marked seeded" {
 	run -0 --separate-stderr dpsgd-train --sigma 1.5 --clip 2 --epochs 2 --batch 10 \
 		--classes 3 --public-records 60 -S 3 blobs.tns -o m.tns
