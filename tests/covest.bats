@@ -99,6 +99,9 @@ setup() {
 	[[ $stderr == "covest: invalid --subspaces 'from:-': from: needs a file, not stdin"* ]]
 	run -64 --separate-stderr covest --epsilon 1 --delta 1 --clip 1 x.tns
 	refute_output
+	run -64 --separate-stderr covest --sigma 1 --clip 1 --sampler foo x.tns
+	refute_output
+	[[ $stderr == "covest: invalid --sampler 'foo': expected exact or fast"* ]]
 }
 
 @test "covest rejects inconsistent options with 64" {
@@ -716,6 +719,110 @@ assert abs(float(E["param.noise_multiplier"]) / s - 1) < 1e-7, (E["param.noise_m
 EOF
 }
 
+@test "covest --sampler fast records its total variation and charges it on delta" {
+	command -v rdp-account > /dev/null || skip "rdp-account is not built"
+	covest -q --epsilon 1 --delta 1e-5 --clip 3 --sampler fast x.tns > f.tns
+	covest -q --epsilon 1 --delta 1e-5 --clip 3 --mean zero --count-public 40 --sampler fast x.tns > g.tns
+	covest -q --epsilon 60 --delta 1e-5 --clip 3 --sampler fast x.tns > h.tns
+	covest -q --epsilon 1 --delta 1e-5 --clip 3 x.tns > e.tns
+	covest -q --sigma 2 --clip 3 --audit-repeat 3 --sampler fast x.tns > a.tns
+	$PY - <<'EOF'
+import math
+from fractions import Fraction
+from load import *
+from mpmath import mp, mpf, exp
+mp.prec = 200
+# The TV bound per value of lib/dp/noise_fast.h, recomputed from its
+# construction: L tables (L - 1 of width 3K, one of width b, the largest
+# K >= 2 with 3 K^L <= s, b^2 = (s^2 - 9 K^2 sum_{j<L-1} K^2j) / K^2(L-1)),
+# each within T 2^-127 + 6 T^2 (T + 1) 2^-192, T = ceil(14 c) + 1 (the
+# tails and the convolution terms are below 2^-127 and dropped; the C
+# code rounds up by 1 + 2^-20).
+def table(c):
+    T = math.ceil(14 * c) + 1
+    return T * 2.0 ** -127 + 6 * T * T * (T + 1) * 2.0 ** -192
+def tau(s):
+    for L in range(2, 6):
+        K = int((s / 3) ** (1 / L)) + 2
+        while 3 * K ** L > s:
+            K -= 1
+        b2 = (Fraction(s) ** 2 - 9 * K * K * sum(Fraction(K) ** (2 * j)
+            for j in range(L - 1))) / Fraction(K) ** (2 * (L - 1))
+        if K >= 2 and 3 * K <= 2400 and math.sqrt(b2) <= 2400:
+            return (L - 1) * table(3 * K) + table(math.sqrt(b2))
+# every value noised is charged at its part's scale S = ceil(sigma / grid)
+def want_tv(E, parts, reps=1):
+    return reps * sum(n * tau(math.ceil(float(E["param.sigma" + p]) /
+        float(E["param.grid" + p]))) for p, n in parts)
+def check_tv(E, parts, reps=1):
+    w, tv = want_tv(E, parts, reps), float(E["tv"])
+    assert w <= tv <= w * (1 + 1e-5), (tv, w)
+E = load("f.tns")[3]
+tv, te, dl = float(E["tv"]), float(E["tv_epsilon"]), float(E["delta"])
+# 21 second moments, 6 sums, the count, each about 2^-112
+check_tv(E, (("", 21), ("_sum", 6), ("_count", 1)))
+assert 28 * 2.0 ** -114 < tv < 28 * 2.0 ** -110, tv
+assert te == 32, te                     # at least COVEST_EPS_REF
+want = (1 + exp(mpf(te))) * mpf(tv)
+assert want <= dl <= want * (1 + 1e-12), (dl, want)
+G = load("g.tns")[3]                    # the 21 second moments alone
+check_tv(G, (("", 21),))
+H = load("h.tns")[3]                    # charged at the epsilon asked for
+assert float(H["tv_epsilon"]) == 60, H["tv_epsilon"]
+A = load("a.tns")[3]                    # every release of an audit
+check_tv(A, (("", 21), ("_sum", 6), ("_count", 1)), 3)
+X = load("e.tns")[3]                    # exact: no TV, no delta
+assert "tv" not in X and float(X.get("delta", 0)) == 0, X
+EOF
+	# the accountant adds the charge to the releases' delta, and the
+	# calibration at delta less it still gives the epsilon asked for
+	run -0 --separate-stderr rdp-account ledger --format tsv --delta 1e-5 f.tns
+	line=$(awk -F '\t' '$1 == "cv"' <<< "$output")
+	awk -F '\t' '{ exit !($6 > 0 && $3 <= 1 * (1 + 1e-12) && $3 >= 1 - 1e-6) }' <<< "$line"
+	run -0 --separate-stderr rdp-account ledger --format tsv --delta 1e-5 e.tns
+	awk -F '\t' '$1 == "cv" { exit !($6 == 0) }' <<< "$output"
+	# a charge that reaches delta is refused: e^100 2^-107 > 1e-5
+	run -64 --separate-stderr covest --epsilon 100 --delta 1e-5 --clip 3 --sampler fast x.tns
+	refute_output
+	[[ $stderr == "covest: --sampler fast: its charge "*" on delta exceeds --delta 1e-05"* ]]
+}
+
+@test "covest --sampler fast: seeded output repeats, and the noise is N(0, sigma^2)" {
+	# 800 features: 320400 second moments drawn in runs by several
+	# threads, as the threads test below for the exact sampler.
+	$PY -c 'import numpy as np; np.save("w.npy", np.random.default_rng(5).standard_normal((10, 800)))'
+	tns from-npy --name X w.npy > w.tns
+	set -- --clip 3 --mean zero --count-public 10 --dataset w --assume-raw
+	OPENBLAS_NUM_THREADS=1 covest -q --sigma 1 --sampler fast "$@" -S 3 w.tns > a.tns 2> /dev/null
+	OPENBLAS_NUM_THREADS=2 covest -q --sigma 1 --sampler fast "$@" -S 3 w.tns > b.tns 2> /dev/null
+	same_but_ids a.tns b.tns
+	covest -q --sigma 1 --sampler fast "$@" -S 4 w.tns > c.tns 2> /dev/null
+	! same_but_ids a.tns c.tns 2> /dev/null
+	covest -q --sigma 1 "$@" -S 3 w.tns > xs.tns 2> /dev/null
+	! same_but_ids a.tns xs.tns 2> /dev/null   # another sampler
+	covest -q --sigma 0 "$@" w.tns > e.tns 2> /dev/null
+	tns to-npy --tensor cov/0 -o a.npy a.tns
+	tns to-npy --tensor cov/0 -o e.npy e.tns
+	# (noised - clean) / sd, sd = sqrt(2) C^2 (replace-one), against
+	# N(0, 1) by scipy: a chi-square of the variance, the mean and a KS
+	# test of the shape, each failing with probability 1e-8 when it is
+	# right.  The mutation: the same statistics on the noise rescaled by
+	# 3% must fail (the variance's chi-square does, by about 17 sd).
+	$PY - <<'EOF2'
+import numpy as np
+from scipy.stats import chi2, kstest
+z = (np.load("a.npy") - np.load("e.npy")) * 10
+v = z[np.triu_indices(800)] / (9 * 2 ** 0.5)
+n = v.size
+def ok(v):
+    q = (v ** 2).sum()
+    return (chi2.ppf(1e-8, n) <= q <= chi2.isf(1e-8, n) and
+        abs(v.mean()) * n ** 0.5 < 5.73 and kstest(v, "norm").pvalue > 1e-8)
+assert ok(v), ((v ** 2).mean(), v.mean(), kstest(v, "norm"))
+assert not ok(v * 1.03) and not ok(v / 1.03)
+EOF2
+}
+
 # ---- the noise ----
 
 @test "the noise of the second moments has variance sigma^2 C^4, independent and symmetric" {
@@ -786,23 +893,36 @@ for r in range(int(S["dp.audit"])):
 EOF
 }
 
-@test "the clipping canary passes the Gaussian audit" {
-	# D: two zero rows; D': the same and a row 1000 C long (add/remove
-	# neighbours).  Clipped to C, it moves S[0][0] by C^2, so mu is
-	# sqrt(0.999) / noise multiplier: the count, noised too, takes 0.001
-	# of mu^2 (project multiplies cov by the released count: S + noise).
+# canary_audit [OPTION...]: D: two zero rows; D': the same and a row
+# 1000 C long (add/remove neighbours).  Clipped to C, it moves S[0][0] by
+# C^2, so mu is sqrt(0.999) / noise multiplier: the count, noised too,
+# takes 0.001 of mu^2 (project multiplies cov by the released count: S +
+# noise).
+canary_audit() {
 	printf '0,0\n0,0\n' > d.csv
 	printf '0,0\n0,0\n1000,0\n' > d2.csv
 	featurize --no-label --header no --dataset can --dtype f64 d.csv > d.tns
 	featurize --no-label --header no --dataset can --dtype f64 d2.csv > d2.tns
-	covest -q --sigma 1 --clip 1 --mean zero --split 0.999,0,0.001 --audit-repeat 16000 -S 31 d.tns > a.tns 2> /dev/null
-	covest -q --sigma 1 --clip 1 --mean zero --split 0.999,0,0.001 --audit-repeat 16000 -S 32 d2.tns > a2.tns 2> /dev/null
+	covest -q --sigma 1 --clip 1 --mean zero --split 0.999,0,0.001 --audit-repeat 16000 -S 31 "$@" d.tns > a.tns 2> /dev/null
+	covest -q --sigma 1 --clip 1 --mean zero --split 0.999,0,0.001 --audit-repeat 16000 -S 32 "$@" d2.tns > a2.tns 2> /dev/null
 	project a.tns 0 > p
 	project a2.tns 0 > p2
 	mu=$($PY -c 'from load import *; print(1 / float(load("a.tns")[3]["param.noise_multiplier"]))')
 	run -0 --separate-stderr audit_mu_lb p p2
 	audit_le "$output" "$mu"
 	audit_gt "$output" 0.5		# and the audit is not vacuous
+}
+
+@test "the clipping canary passes the Gaussian audit" {
+	canary_audit
+}
+
+@test "the clipping canary passes the Gaussian audit with --sampler fast" {
+	# Its TV, 2^-112 a value, is far below what an audit can see: the
+	# audit checks that the fast noise has the scale and the independence
+	# of the exact noise (the mutation control is the per-block test).
+	canary_audit --sampler fast
+	$PY -c 'from load import *; assert float(load("a.tns")[3]["tv"]) > 0'
 }
 
 # block_audit [OPTION...]: 8 features in 4 random blocks of 2 (the

@@ -23,8 +23,8 @@
 
 enum {
 	OPT_ASSUME_RAW = OPTS_FIRST_TOOL, OPT_AUDIT, OPT_CALIBRATION, OPT_CLIP,
-	OPT_COUNT_PUBLIC, OPT_MEAN, OPT_NEIGHBOURS, OPT_SELECT_ON, OPT_SIGMA,
-	OPT_SPLIT, OPT_SUBSPACES, OPT_TENSOR, OPT_UNSAFE
+	OPT_COUNT_PUBLIC, OPT_MEAN, OPT_NEIGHBOURS, OPT_SAMPLER, OPT_SELECT_ON,
+	OPT_SIGMA, OPT_SPLIT, OPT_SUBSPACES, OPT_TENSOR, OPT_UNSAFE
 };
 
 struct opts {
@@ -48,10 +48,10 @@ usage(int status)
 	    "[--count-public n]\n"
 	    "              [--dataset name]"
 	    " [--level level] [--mean how] [--neighbours relation]\n"
-	    "              [--select-on file]"
-	    " [--sigma multiplier] [--split weights]\n"
-	    "              [--subspaces how]"
-	    " [--tensor name] [file]\n", fp);
+	    "              [--sampler which] [--select-on file]"
+	    " [--sigma multiplier]\n"
+	    "              [--split weights]"
+	    " [--subspaces how] [--tensor name] [file]\n", fp);
 	if (status == 0)
 		fputs("\n"
 		    "  -d, --delta D          delta of (epsilon, delta)-DP\n"
@@ -88,6 +88,12 @@ usage(int status)
 		    "(uncentred) or a public FILE\n"
 		    "      --neighbours REL   add-remove (default) or "
 		    "replace-one\n"
+		    "      --sampler S        exact (default) or fast: a sampler "
+		    "within total\n"
+		    "                         variation tau (about 2^-112 per "
+		    "value) of the exact\n"
+		    "                         one, charged: (eps, delta + "
+		    "(1 + e^eps) tau)-DP\n"
 		    "      --select-on FILE   forward selection on PUBLIC data\n"
 		    "      --sigma Z          joint noise multiplier; 0: no noise, "
 		    "NOT private\n"
@@ -240,8 +246,15 @@ record_release(struct ts_meta *m, struct rng *rng, const char *dataset,
 	struct ledger_entry e;
 
 	dpcli_entry(&e, rng, dataset, "gaussian");
-	if (covest_ledger_entry(c, &e) != 0)
+	switch (covest_ledger_entry(c, &e)) {
+	case 0:
+		break;
+	case PV_E_NOMEM:
 		cli_die(EX_OSERR, "out of memory");
+	default:
+		cli_die(EX_SOFTWARE, "the fast sampler drew more than its "
+		    "planned total variation");
+	}
 	dpcli_release(m, &e);
 	ts_meta_free(&e.params);
 }
@@ -255,6 +268,7 @@ main(int argc, char **argv)
 	static const char *const rels[] = { "add-remove", "replace-one",
 	    NULL };
 	static const char *const unsafe[] = { "per-block", NULL };
+	static const char *const samplers[] = { "exact", "fast", NULL };
 	static const struct option longopts[] = {
 		OPTS_COMMON_LONG,
 		{ "assume-raw", no_argument, NULL, OPT_ASSUME_RAW },
@@ -264,6 +278,7 @@ main(int argc, char **argv)
 		{ "count-public", required_argument, NULL, OPT_COUNT_PUBLIC },
 		{ "mean", required_argument, NULL, OPT_MEAN },
 		{ "neighbours", required_argument, NULL, OPT_NEIGHBOURS },
+		{ "sampler", required_argument, NULL, OPT_SAMPLER },
 		{ "select-on", required_argument, NULL, OPT_SELECT_ON },
 		{ "sigma", required_argument, NULL, OPT_SIGMA },
 		{ "split", required_argument, NULL, OPT_SPLIT },
@@ -341,6 +356,11 @@ main(int argc, char **argv)
 			o.p.relation = cli_choice("--neighbours", optarg, rels) ==
 			    0 ? LEDGER_ADD_REMOVE : LEDGER_REPLACE_ONE;
 			o.has_relation = 1;
+			break;
+		case OPT_SAMPLER:
+			o.p.sampler = cli_choice("--sampler", optarg,
+			    samplers) == 0 ? COVEST_SAMPLER_EXACT :
+			    COVEST_SAMPLER_FAST;
 			break;
 		case OPT_SELECT_ON:
 			o.select_on = optarg;
@@ -532,6 +552,12 @@ main(int argc, char **argv)
 			    "the second moments (sensitivity %.6g)\n",
 			    cli_prog(), 1 / pl->mu, pl->sigma[COVEST_COV],
 			    pl->sens[COVEST_COV]);
+		if (pl->noisy && o.p.sampler == COVEST_SAMPLER_FAST)
+			fprintf(stderr, "%s: fast sampler: total variation %.3g "
+			    "(%.3g a value), %.3g charged on delta at epsilon "
+			    "%g\n", cli_prog(), pl->tv,
+			    pl->tv_sample[COVEST_COV], pl->tv_charge,
+			    pl->tv_epsilon);
 		fprintf(stderr, "%s: noise, post-processing and output "
 		    "%.3f s\n", cli_prog(), t_rel - t_read);
 	}

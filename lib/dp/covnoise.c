@@ -36,6 +36,18 @@ covnoise_draw(struct rng *r, double sigma, int64_t *k, size_t n)
 	return rc;
 }
 
+int
+covnoise_draw_fast(const struct noise_fast *h, struct rng *r, int64_t *k,
+    size_t n, double *tv)
+{
+	struct noise_fast_info info;
+
+	noise_fast_get_info(h, &info);
+	if (!(info.gamma > 0) || tv == NULL)
+		return NOISE_E_RANGE;
+	return noise_fast_sample(h, r, k, n, tv);
+}
+
 /* v rounded to the nearest integer, ties to even (v finite): adding and
  * subtracting 2^52 rounds in the default rounding mode, since every
  * double of magnitude at least 2^52 is an integer. */

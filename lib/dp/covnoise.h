@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "noise_fast.h"
 #include "rng.h"
 
 /* Draw the integer noise of n values of scale sigma into k[0..n-1], in
@@ -29,6 +30,17 @@
  * not finite and positive, or its grid underflows), NOISE_E_NOMEM or
  * NOISE_E_OVERFLOW. */
 int covnoise_draw(struct rng *r, double sigma, int64_t *k, size_t n);
+
+/* The same integer noise from the fast sampler: h from
+ * noise_fast_new_grid(&h, sigma) has the grid gamma = noise_grid(sigma)
+ * and the scale S = ceil(sigma / gamma) of covnoise_draw, so the k_i are
+ * grid steps within total variation noise_fast_tv(h) each of those of
+ * covnoise_draw, and covnoise_apply adds them unchanged.  *tv (required)
+ * is increased by n noise_fast_tv(h), rounded up; the release must charge
+ * it on delta (noise_fast.h).  @return 0 or NOISE_E_RANGE (a handle
+ * without a grid, tv NULL). */
+int covnoise_draw_fast(const struct noise_fast *h, struct rng *r,
+    int64_t *k, size_t n, double *tv);
 
 /* x_i <- (round(x_i / gamma) + k_i) gamma, rounding to nearest, ties to
  * even, gamma = noise_grid(sigma).  Each x_i is first clamped to +-2^61

@@ -17,6 +17,7 @@
 #include "jgauss.h"
 #include "la.h"
 #include "noise.h"
+#include "noise_fast.h"
 #include "rdp.h"
 #include "subspace.h"
 
@@ -60,6 +61,7 @@ struct draws {
 	size_t cap;			/* entries of cov */
 	int rc, part;			/* the first failure: NOISE_E_* */
 	int rng_rc;			/* ... or an RNG_E_* one */
+	double tv;			/* TV of the fast draws (noise_fast.h) */
 };
 
 /*
@@ -78,6 +80,7 @@ struct njob {
 	int64_t *dst;			/* run jobs */
 	size_t n;
 	int rc, part, rng_rc;		/* the job's failure */
+	double tv;			/* TV of its fast draws */
 };
 
 struct noise {
@@ -107,6 +110,8 @@ struct covest {
 	size_t nb, maxk;		/* blocks, the largest */
 	uint64_t ncov;			/* second moments noised at most */
 	struct covest_plan pl;
+	struct noise_fast *fast[NPARTS];	/* SAMPLER_FAST: per part */
+	double tv_drawn;		/* TV of every fast draw so far */
 	double *m0;			/* MEAN_FILE */
 	size_t *block_of;		/* unsafe per-block clipping */
 	struct acc a;
@@ -313,9 +318,11 @@ covest_check_params(const struct covest_params *p)
  * the grid widens the sensitivity and depends on sigma; the iteration
  * only grows and the grid term is 2^-24 of sigma times sqrt(nent).
  */
-int
-covest_plan_noise(struct covest_plan *pl, const struct covest_params *o,
-    size_t d, uint64_t ncov, char *msg, size_t len)
+/* The plan of covest_plan_noise with the noise calibrated at delta dl
+ * (--epsilon), without the fast sampler's charge. */
+static int
+plan_at(struct covest_plan *pl, const struct covest_params *o, size_t d,
+    uint64_t ncov, double dl, char *msg, size_t len)
 {
 	struct jgauss_part jp[NPARTS];
 	int rel[NPARTS];
@@ -373,15 +380,14 @@ covest_plan_noise(struct covest_plan *pl, const struct covest_params *o,
 	if (o->has_sigma) {
 		pl->z = o->sigma;
 	} else if (o->calibration == COVEST_CAL_AGM) {
-		int rc = rdp_agm_sigma(o->epsilon, o->delta, &pl->z);
+		int rc = rdp_agm_sigma(o->epsilon, dl, &pl->z);
 		if (rc != 0) {
 			snprintf(msg, len, "--epsilon %g --delta %g: no noise "
 			    "multiplier: %s", o->epsilon, o->delta,
 			    rdp_strerror(rc));
 			return PV_E_OPTION;
 		}
-	} else if (jgauss_calibrate_rdp(o->epsilon, o->delta, 1, &pl->z)
-	    != 0) {
+	} else if (jgauss_calibrate_rdp(o->epsilon, dl, 1, &pl->z) != 0) {
 		/* The smallest noise multiplier whose Gaussian RDP curve at
 		 * the default orders converts to at most eps at delta (what
 		 * rdp-account reports). */
@@ -396,7 +402,7 @@ covest_plan_noise(struct covest_plan *pl, const struct covest_params *o,
 	 * included (jgauss_plan inflates z until it does not). */
 	if (jgauss_plan(jp, NPARTS, pl->z, o->has_sigma ||
 	    o->calibration == COVEST_CAL_AGM ? JGAUSS_MU : JGAUSS_RDP,
-	    o->epsilon, o->delta, 1, &pl->mu, &bad) != 0) {
+	    o->epsilon, dl, 1, &pl->mu, &bad) != 0) {
 		if (bad >= NPARTS) {
 			snprintf(msg, len, "cannot convert the RDP curve");
 			return PV_E_NUMERIC;
@@ -411,6 +417,81 @@ covest_plan_noise(struct covest_plan *pl, const struct covest_params *o,
 		pl->sens[i] = jp[i].sens;
 	}
 	return 0;
+}
+
+/*
+ * The fast sampler's total variation (noise_fast.h, "Charging it"): the
+ * release with fast noise is within tv = the sum over every value noised
+ * of its tau of the release with exact noise, so if that one is (eps,
+ * delta)-DP this one is (eps, delta + (1 + e^eps) tv)-DP.  Every part is
+ * drawn through the sampler (count, sum, second moments), every release
+ * of --audit-repeat too; nent bounds the values of each part.  The charge
+ * is taken at the --epsilon asked for, at least COVEST_EPS_REF (the
+ * accountant charges it again at a larger composed epsilon).  @return 0
+ * or -1 (no bound).
+ */
+static int
+plan_tv(struct covest_plan *pl, const struct covest_params *o)
+{
+	double reps = o->audit ? (double)o->audit : 1;
+
+	pl->tv = 0;
+	for (int i = 0; i < NPARTS; i++) {
+		double g, t;
+
+		pl->tv_sample[i] = 0;
+		if (pl->w[i] == 0)
+			continue;
+		g = noise_grid(pl->sigma[i]);
+		if (g == 0)
+			return -1;
+		t = noise_fast_tv_per_sample(ceil(pl->sigma[i] / g));
+		if (!(t >= 0))
+			return -1;
+		pl->tv_sample[i] = t;
+		pl->tv = nextafter(pl->tv + nextafter(t * (double)pl->nent[i] *
+		    reps, INFINITY), INFINITY);
+	}
+	pl->tv_epsilon = o->has_eps && o->epsilon > COVEST_EPS_REF ?
+	    o->epsilon : COVEST_EPS_REF;
+	pl->tv_charge = noise_fast_delta_charge(pl->tv_epsilon, pl->tv);
+	return pl->tv_charge >= 0 && isfinite(pl->tv_charge) ? 0 : -1;
+}
+
+int
+covest_plan_noise(struct covest_plan *pl, const struct covest_params *o,
+    size_t d, uint64_t ncov, char *msg, size_t len)
+{
+	double charge = 0;
+	int rc;
+
+	/* With --epsilon, the noise is calibrated at delta less the
+	 * charge, repeated until the charge of the plan is covered. */
+	for (int it = 0; it < 8; it++) {
+		double dl = o->delta - charge;
+
+		if (o->has_eps && !(dl > 0)) {
+			snprintf(msg, len, "--sampler fast: its charge %g on "
+			    "delta exceeds --delta %g (at epsilon %g): use "
+			    "--sampler exact", charge, o->delta,
+			    pl->tv_epsilon);
+			return PV_E_OPTION;
+		}
+		if ((rc = plan_at(pl, o, d, ncov, dl, msg, len)) != 0)
+			return rc;
+		if (!pl->noisy || o->sampler != COVEST_SAMPLER_FAST)
+			return 0;
+		if (plan_tv(pl, o) != 0) {
+			snprintf(msg, len, "--sampler fast: no bound on its "
+			    "total variation");
+			return PV_E_NUMERIC;
+		}
+		if (!o->has_eps || pl->tv_charge <= charge)
+			return 0;
+		charge = pl->tv_charge;
+	}
+	snprintf(msg, len, "--sampler fast: the noise plan does not settle");
+	return PV_E_NUMERIC;
 }
 
 /* ---- the handle ---- */
@@ -452,6 +533,8 @@ covest_free(struct covest *c)
 	free(c->idx);
 	free(c->bsz);
 	free(c->ident);
+	for (int i = 0; i < NPARTS; i++)
+		noise_fast_free(c->fast[i]);
 	free(c);
 }
 
@@ -1027,7 +1110,26 @@ covest_plan(struct covest *c)
 	    sizeof c->msg);
 
 	c->stream_err = 0;
-	return rc;
+	if (rc != 0 || !c->pl.noisy || c->p.sampler != COVEST_SAMPLER_FAST)
+		return rc;
+	/* One handle per part, shared read-only by the noise threads; its
+	 * tau must be the one planned and charged. */
+	for (int i = 0; i < NPARTS; i++) {
+		if (c->pl.w[i] == 0)
+			continue;
+		rc = noise_fast_new_grid(&c->fast[i], c->pl.sigma[i]);
+		if (rc == NOISE_E_NOMEM)
+			return nomem(c);
+		if (rc != 0)
+			return fail(c, PV_E_NUMERIC, "noise of the %s: %s",
+			    part_name[i], noise_strerror(rc));
+		if (!(noise_fast_tv(c->fast[i]) <= c->pl.tv_sample[i]))
+			return fail(c, PV_E_NUMERIC, "noise of the %s: the "
+			    "sampler's TV %g exceeds the planned %g",
+			    part_name[i], noise_fast_tv(c->fast[i]),
+			    c->pl.tv_sample[i]);
+	}
+	return 0;
 }
 
 const struct covest_plan *
@@ -1129,6 +1231,17 @@ noise_progress(struct noise *nz, size_t done)
 		    (double)done, (double)nz->total);
 }
 
+/* Draw n values of part's noise into k from r with the chosen sampler;
+ * the fast one adds its TV to *tv. */
+static int
+draw(const struct covest *c, int part, struct rng *r, int64_t *k, size_t n,
+    double *tv)
+{
+	if (c->fast[part] != NULL)
+		return covnoise_draw_fast(c->fast[part], r, k, n, tv);
+	return covnoise_draw(r, c->pl.sigma[part], k, n);
+}
+
 static void
 job_fail(struct njob *jb, int part, int rc)
 {
@@ -1144,24 +1257,22 @@ job_head(struct noise *nz, struct njob *jb)
 {
 	const struct covest_plan *pl = &nz->c->pl;
 	struct draws *dr = nz->dr;
-	double sigma = pl->sigma[P_COV];
 	size_t off = 0;
 	int rc;
 
 	if (nz->head) {
-		if (pl->w[P_CNT] > 0 && (rc = covnoise_draw(nz->rng,
-		    pl->sigma[P_CNT], dr->cnt, 1)) != 0)
+		if (pl->w[P_CNT] > 0 && (rc = draw(nz->c, P_CNT, nz->rng,
+		    dr->cnt, 1, &jb->tv)) != 0)
 			job_fail(jb, P_CNT, rc);
-		if (jb->rc == 0 && pl->w[P_SUM] > 0 &&
-		    (rc = covnoise_draw(nz->rng, pl->sigma[P_SUM], dr->sum,
-		    nz->c->d)) != 0)
+		if (jb->rc == 0 && pl->w[P_SUM] > 0 && (rc = draw(nz->c,
+		    P_SUM, nz->rng, dr->sum, nz->c->d, &jb->tv)) != 0)
 			job_fail(jb, P_SUM, rc);
 	}
 	for (size_t i = 0; i < nz->nb && jb->rc == 0; i++) {
 		size_t ne = nz->sizes[i] * (nz->sizes[i] + 1) / 2;
 
-		if (ne <= NOISE_CHUNK && (rc = covnoise_draw(nz->rng, sigma,
-		    dr->cov + off, ne)) != 0)
+		if (ne <= NOISE_CHUNK && (rc = draw(nz->c, P_COV, nz->rng,
+		    dr->cov + off, ne, &jb->tv)) != 0)
 			job_fail(jb, P_COV, rc);
 		off += ne;
 	}
@@ -1187,7 +1298,7 @@ job_run(struct noise *nz, struct njob *jb)
 		jb->rng_rc = rc;
 		return;
 	}
-	if ((rc = covnoise_draw(r, c->pl.sigma[P_COV], jb->dst, jb->n)) != 0)
+	if ((rc = draw(c, P_COV, r, jb->dst, jb->n, &jb->tv)) != 0)
 		job_fail(jb, P_COV, rc);
 	rng_free(r);
 }
@@ -1238,6 +1349,7 @@ noise_finish(struct noise *nz, int threads)
 	for (size_t j = 0; j < nz->njobs; j++) {
 		const struct njob *jb = &nz->jobs[j];
 
+		dr->tv += jb->tv;
 		if (dr->rc != 0 || dr->rng_rc != 0)
 			break;
 		if (jb->rng_rc != 0)
@@ -1255,8 +1367,10 @@ noise_finish(struct noise *nz, int threads)
 
 /* Stop on a failed draw: nothing has been released. */
 static int
-check_draws(struct covest *c, const struct draws *dr)
+check_draws(struct covest *c, struct draws *dr)
 {
+	c->tv_drawn += dr->tv;
+	dr->tv = 0;
 	if (dr->rng_rc == RNG_E_NOMEM || dr->rc == NOISE_E_NOMEM)
 		return nomem(c);
 	if (dr->rng_rc != 0)
@@ -1809,6 +1923,16 @@ covest_ledger_entry(const struct covest *c, struct ledger_entry *e)
 	int bad = 0;
 
 	e->relation = c->p.relation;
+	/* The fast sampler's TV, planned for every value of every release
+	 * (the draws, summed with roundings up, cannot exceed it but by
+	 * those roundings), and its charge on delta (noise_fast.h). */
+	if (c->p.sampler == COVEST_SAMPLER_FAST && pl->noisy) {
+		if (!(c->tv_drawn <= pl->tv * (1 + 0x1p-30)))
+			return PV_E_NUMERIC;
+		e->tv = pl->tv;
+		e->tv_epsilon = pl->tv_epsilon;
+		e->delta = pl->tv_charge;
+	}
 	ord = rdp_default_orders(&no);
 	e->norders = no;
 	for (size_t i = 0; i < no; i++) {

@@ -48,6 +48,8 @@
 #define COVEST_SIGMA_MIN 1e-6		/* sigma range (besides 0) */
 #define COVEST_SIGMA_MAX 1e6
 #define COVEST_EPS_MAX 100
+#define COVEST_EPS_REF 32.0		/* epsilon the fast sampler's TV is
+					 * charged at, at least */
 
 /* The parts of a release, each with its own Gaussian noise. */
 enum { COVEST_COV, COVEST_SUM, COVEST_CNT, COVEST_NPARTS };
@@ -55,6 +57,10 @@ enum { COVEST_SUB_NONE, COVEST_SUB_RANDOM, COVEST_SUB_SELECT,
 	COVEST_SUB_FROM };
 enum { COVEST_MEAN_RELEASED, COVEST_MEAN_ZERO, COVEST_MEAN_FILE };
 enum { COVEST_CAL_RDP, COVEST_CAL_AGM };
+/* The noise sampler: the exact discrete Gaussian (covnoise_draw), or the
+ * fast one of noise_fast.h, within total variation tau per sample of it,
+ * whose total is charged to delta (noise_fast.h, "Charging it"). */
+enum { COVEST_SAMPLER_EXACT, COVEST_SAMPLER_FAST };
 
 struct covest_params {
 	int relation;			/* LEDGER_ADD_REMOVE, LEDGER_REPLACE_ONE */
@@ -69,6 +75,7 @@ struct covest_params {
 	int has_eps, has_delta, has_sigma, has_clip, has_cal, has_split;
 	double epsilon, delta;		/* has_eps: (epsilon, delta)-DP */
 	int calibration;		/* COVEST_CAL_* (has_cal) */
+	int sampler;			/* COVEST_SAMPLER_* (0: exact) */
 	double sigma;			/* has_sigma: the joint multiplier;
 					 * 0: no noise, NOT private */
 	double clip;			/* has_clip: L2 bound of the rows */
@@ -101,6 +108,14 @@ struct covest_plan {
 	double mu;			/* joint mu = 1 / noise multiplier */
 	double rows_bound;		/* public bound on the rows summed */
 	double fp_margin;		/* relative float margin (fpsum.h) */
+	/* SAMPLER_FAST (else all 0): TV per sample of each part, the TV of
+	 * every value of every release together (nent of each part, times
+	 * the audit releases: a bound on the draws), the epsilon it is
+	 * charged at (the --epsilon asked for, at least COVEST_EPS_REF) and
+	 * the charge (1 + e^tv_epsilon) tv on delta.  With --epsilon the
+	 * noise is calibrated at --delta less the charge. */
+	double tv_sample[COVEST_NPARTS];
+	double tv, tv_epsilon, tv_charge;
 };
 
 struct covest;
@@ -196,8 +211,11 @@ int covest_release(struct covest *c, struct ts_writer *w, struct rng *rng,
 const size_t *covest_order(const struct covest *c);
 
 /* Fill e (begun by the caller with id, dataset, mechanism "gaussian" and
- * the seeded flag) with the relation, the RDP curve of every release and
- * the parameters.  @return 0 or PV_E_NOMEM. */
+ * the seeded flag) with the relation, the RDP curve of every release
+ * (that of the exact sampler), the parameters and, with the fast sampler,
+ * tv, tv_epsilon and the charge on delta of the plan.  @return 0,
+ * PV_E_NOMEM, or PV_E_NUMERIC when more TV was drawn than planned (a
+ * bug). */
 int covest_ledger_entry(const struct covest *c, struct ledger_entry *e);
 
 #endif
