@@ -737,7 +737,8 @@ mp.prec = 200
 # K >= 2 with 3 K^L <= s, b^2 = (s^2 - 9 K^2 sum_{j<L-1} K^2j) / K^2(L-1)),
 # each within T 2^-127 + 6 T^2 (T + 1) 2^-192, T = ceil(14 c) + 1 (the
 # tails and the convolution terms are below 2^-127 and dropped; the C
-# code rounds up by 1 + 2^-20).
+# code rounds up by 1 + 2^-20), plus 4096 / 2^129 a value for the
+# AES-CTR bits ("Random bits").
 def table(c):
     T = math.ceil(14 * c) + 1
     return T * 2.0 ** -127 + 6 * T * T * (T + 1) * 2.0 ** -192
@@ -749,7 +750,8 @@ def tau(s):
         b2 = (Fraction(s) ** 2 - 9 * K * K * sum(Fraction(K) ** (2 * j)
             for j in range(L - 1))) / Fraction(K) ** (2 * (L - 1))
         if K >= 2 and 3 * K <= 2400 and math.sqrt(b2) <= 2400:
-            return (L - 1) * table(3 * K) + table(math.sqrt(b2))
+            return ((L - 1) * table(3 * K) + table(math.sqrt(b2)) +
+                4096 * 2.0 ** -129)
 # every value noised is charged at its part's scale S = ceil(sigma / grid)
 def want_tv(E, parts, reps=1):
     return reps * sum(n * tau(math.ceil(float(E["param.sigma" + p]) /
@@ -762,7 +764,7 @@ tv, te, dl = float(E["tv"]), float(E["tv_epsilon"]), float(E["delta"])
 # 21 second moments, 6 sums, the count, each about 2^-112
 check_tv(E, (("", 21), ("_sum", 6), ("_count", 1)))
 assert 28 * 2.0 ** -114 < tv < 28 * 2.0 ** -110, tv
-assert te == 32, te                     # at least COVEST_EPS_REF
+assert te == 32, te                     # at least NOISE_FAST_EPS_REF
 want = (1 + exp(mpf(te))) * mpf(tv)
 assert want <= dl <= want * (1 + 1e-12), (dl, want)
 G = load("g.tns")[3]                    # the 21 second moments alone

@@ -1266,6 +1266,12 @@ noise_fast_add_dgauss_f32(struct rng *r, float *x, size_t n, double sigma,
 }
 
 double
+noise_fast_tv_epsilon(double eps)
+{
+	return eps > NOISE_FAST_EPS_REF ? eps : NOISE_FAST_EPS_REF;
+}
+
+double
 noise_fast_delta_charge(double eps, double tau_total)
 {
 	double f;

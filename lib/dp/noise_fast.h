@@ -248,6 +248,15 @@ int noise_fast_add_dgauss(struct rng *r, double *x, size_t n, double sigma,
 int noise_fast_add_dgauss_f32(struct rng *r, float *x, size_t n,
     double sigma, double *tv_out);
 
+/* The epsilon at which a release charges its TV: its own epsilon, or
+ * NOISE_FAST_EPS_REF when that is smaller, so that the charge still
+ * covers compositions up to that epsilon (the ledger re-charges beyond,
+ * formats/tensor-stream.md 10.1.2 rule 5). */
+#define NOISE_FAST_EPS_REF 32.0
+
+/* max(eps, NOISE_FAST_EPS_REF). */
+double noise_fast_tv_epsilon(double eps);
+
 /* The delta to add for releases whose noise is within total variation
  * tau_total of the exact noise, for a release that is (eps, delta)-DP
  * under exact noise: (1 + e^eps) tau_total, rounded up.

@@ -426,7 +426,7 @@ plan_at(struct covest_plan *pl, const struct covest_params *o, size_t d,
  * delta)-DP this one is (eps, delta + (1 + e^eps) tv)-DP.  Every part is
  * drawn through the sampler (count, sum, second moments), every release
  * of --audit-repeat too; nent bounds the values of each part.  The charge
- * is taken at the --epsilon asked for, at least COVEST_EPS_REF (the
+ * is taken at the --epsilon asked for, at least NOISE_FAST_EPS_REF (the
  * accountant charges it again at a larger composed epsilon).  @return 0
  * or -1 (no bound).
  */
@@ -452,8 +452,7 @@ plan_tv(struct covest_plan *pl, const struct covest_params *o)
 		pl->tv = nextafter(pl->tv + nextafter(t * (double)pl->nent[i] *
 		    reps, INFINITY), INFINITY);
 	}
-	pl->tv_epsilon = o->has_eps && o->epsilon > COVEST_EPS_REF ?
-	    o->epsilon : COVEST_EPS_REF;
+	pl->tv_epsilon = noise_fast_tv_epsilon(o->has_eps ? o->epsilon : 0);
 	pl->tv_charge = noise_fast_delta_charge(pl->tv_epsilon, pl->tv);
 	return pl->tv_charge >= 0 && isfinite(pl->tv_charge) ? 0 : -1;
 }

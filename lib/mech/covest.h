@@ -48,8 +48,6 @@
 #define COVEST_SIGMA_MIN 1e-6		/* sigma range (besides 0) */
 #define COVEST_SIGMA_MAX 1e6
 #define COVEST_EPS_MAX 100
-#define COVEST_EPS_REF 32.0		/* epsilon the fast sampler's TV is
-					 * charged at, at least */
 
 /* The parts of a release, each with its own Gaussian noise. */
 enum { COVEST_COV, COVEST_SUM, COVEST_CNT, COVEST_NPARTS };
@@ -111,7 +109,7 @@ struct covest_plan {
 	/* SAMPLER_FAST (else all 0): TV per sample of each part, the TV of
 	 * every value of every release together (nent of each part, times
 	 * the audit releases: a bound on the draws), the epsilon it is
-	 * charged at (the --epsilon asked for, at least COVEST_EPS_REF) and
+	 * charged at (the --epsilon asked for, at least NOISE_FAST_EPS_REF) and
 	 * the charge (1 + e^tv_epsilon) tv on delta.  With --epsilon the
 	 * noise is calibrated at --delta less the charge. */
 	double tv_sample[COVEST_NPARTS];

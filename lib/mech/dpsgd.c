@@ -936,8 +936,7 @@ dpsgd_ledger_entry(const struct dpsgd *t, size_t i, struct ledger_entry *e)
 	 * composition when that is larger (lib/dp/ledger.c). */
 	if (st->tv > 0) {
 		e->tv = st->tv;
-		e->tv_epsilon = st->eps > DPSGD_EPS_REF ? st->eps :
-		    DPSGD_EPS_REF;
+		e->tv_epsilon = noise_fast_tv_epsilon(st->eps);
 		e->delta = noise_fast_delta_charge(e->tv_epsilon, e->tv);
 	}
 #define PARAM(k, v) if (ts_meta_setf(&e->params, k, "%.17g", \
@@ -1025,8 +1024,8 @@ plan_dp(struct dpsgd *t, struct stream *st)
 			break;
 		tau = noise_fast_tv_per_sample(ceil(st->noise_std / st->gamma)) *
 		    (double)t->steps * (double)st->dim * (double)runs;
-		next = noise_fast_delta_charge(o->epsilon > DPSGD_EPS_REF ?
-		    o->epsilon : DPSGD_EPS_REF, tau);
+		next = noise_fast_delta_charge(noise_fast_tv_epsilon(
+		    o->epsilon), tau);
 		if (!(next >= 0))
 			return fail(t, PV_E_NUMERIC, "noise: no TV bound");
 		if (next <= charge)

@@ -62,8 +62,6 @@
 #define DPSGD_CAP_MAX 4096
 #define DPSGD_ASSOC_MAX_BATCH DPSGD_CAP_MAX	/* assoc, gmm-uda: one batch
 						 * is one fwd/bwd call */
-#define DPSGD_EPS_REF 32.0		/* epsilon the fast sampler's TV is
-					 * charged at, at least */
 
 /* Defaults of the adaptation losses (man page: Associative domain
  * adaptation, Source-free adaptation with a feature mixture). */

@@ -358,8 +358,8 @@ test_noise_scale(void)
 	dpsgd_stream_plan(t, 0, &pl);
 	memset(&e, 0, sizeof e);
 	dpsgd_ledger_entry(t, 0, &e);
-	ok(pl.tv > 0 && e.tv == pl.tv && e.tv_epsilon == DPSGD_EPS_REF &&
-	    e.delta == noise_fast_delta_charge(DPSGD_EPS_REF, e.tv),
+	ok(pl.tv > 0 && e.tv == pl.tv && e.tv_epsilon == NOISE_FAST_EPS_REF &&
+	    e.delta == noise_fast_delta_charge(NOISE_FAST_EPS_REF, e.tv),
 	    "ledger: the fast sampler's TV %.3g is charged to delta at "
 	    "epsilon 32", pl.tv);
 	ts_meta_free(&e.params);
