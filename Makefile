@@ -79,7 +79,7 @@ SLURM_DEB_PKGS := slurmctld slurmd slurm-client munge
 deps-slurm: ## install missing Slurm and munge packages (tests/slurm.bats)
 	$(call apt_install,$(SLURM_DEB_PKGS))
 
-# make bench only: the peers timed beside the tools (tests/bench/cnn.sh runs
+# make bench only: the peers timed beside the tools (tests/bench/cnn.sh and dpsgd.sh run
 # Opacus on Debian's torch).  make test never needs them.
 BENCH_DEB_PKGS := python3-torch
 
