@@ -81,6 +81,7 @@ struct noise_fast {
 	int simd;		/* 16 samples at a time: 1 AVX-512F, 2 with
 				 * VBMI byte permutes; 0 scalar */
 	int aes;		/* bulk bits from AES-CTR (1) or ChaCha20 */
+	int i32;		/* every |X| and partial sum < 2^31 */
 	/* The permutes of level l < 4 (simd 2): byte 4i + b of the chunks
 	 * of 16 samples is byte pidx = 3 (L i + l) + b of their stream bytes
 	 * for b < 3 (pkeep), from the third 64 bytes when it is >= 128
@@ -565,6 +566,15 @@ fast_new(struct noise_fast **out, double s, int defect)
 	h->tau = bound(&h->p);
 	h->simd = simd_supported();
 	h->aes = aesctr_hw();
+	{
+		/* The largest |X| (and partial sum of Horner's rule): every
+		 * draw at its table's cut-off. */
+		double big = (double)h->p.t_out;
+
+		for (int l = 1; l < h->p.levels; l++)
+			big = big * (double)h->p.mult + (double)h->p.t_in;
+		h->i32 = big < 0x1p31;
+	}
 	for (int l = 0; l < h->p.levels && l < 4; l++) {
 		for (int i = 0; i < 16; i++) {
 			for (int b = 0; b < 3; b++) {
@@ -858,6 +868,85 @@ draw16_gather(const struct noise_fast *h, const unsigned char *p,
 	return draw16_tables(h, c, out, scale);
 }
 
+/* One level's draw of 16 lanes from their chunks c (draw16_tables's
+ * work on one table, without the conversion), as 32-bit integers; the
+ * lanes that tie are or-ed into *tie. */
+VBMI_FN static inline __attribute__((always_inline)) __m512i
+level32(__m512i c, const uint32_t *hot, __m512i jmask, __m512i shift,
+    __m512i sign, __mmask16 *tie)
+{
+	const __m512i m16 = _mm512_set1_epi32(0xffff);
+	const __m512i low = _mm512_set1_epi32((int)HOT_LOW);
+	__m512i j = _mm512_and_si512(c, jmask), u = _mm512_srlv_epi32(c, shift);
+	__m512i e = _mm512_i32gather_epi32(j, (const void *)hot, 4);
+	__m512i hi = _mm512_srli_epi32(e, 17), v;
+
+	*tie |= _mm512_mask_cmpeq_epu32_mask(_mm512_test_epi32_mask(e, low),
+	    u, hi);
+	v = _mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(u, hi),
+	    _mm512_and_si512(e, m16), j);
+	return _mm512_mask_sub_epi32(v, _mm512_test_epi32_mask(c, sign),
+	    _mm512_setzero_si512(), v);
+}
+
+/*
+ * draw_groups_vbmi for L = 3 when every |X| is below 2^31 (h->i32: the
+ * DP-SGD scales): Horner's rule in 32-bit integers, exact, so the values
+ * are those of the double code; one conversion to double at the end.
+ */
+VBMI_FN static void
+draw_groups3_i32(const struct noise_fast *h, const unsigned char *p,
+    double *out, size_t ng, double scale, uint16_t *ties)
+{
+	const __m512i i0 = _mm512_loadu_si512((const void *)h->pidx[0]);
+	const __m512i i1 = _mm512_loadu_si512((const void *)h->pidx[1]);
+	const __m512i i2 = _mm512_loadu_si512((const void *)h->pidx[2]);
+	const __mmask64 k0 = h->pkeep[0], k1 = h->pkeep[1], k2 = h->pkeep[2];
+	const __mmask64 s0 = h->phi[0], s1 = h->phi[1], s2 = h->phi[2];
+	const uint32_t *ho = h->outer.hot, *hn = h->inner.hot;
+	const __m512i jo = _mm512_set1_epi32((int)h->outer.mask);
+	const __m512i jn = _mm512_set1_epi32((int)h->inner.mask);
+	const __m512i so = _mm512_set1_epi32(CHUNK - (int)h->outer.top);
+	const __m512i sn = _mm512_set1_epi32(CHUNK - (int)h->inner.top);
+	const __m512i go = _mm512_set1_epi32(1 << h->outer.m);
+	const __m512i gn = _mm512_set1_epi32(1 << h->inner.m);
+	const __m512i kk = _mm512_set1_epi32((int)h->p.mult);
+	const __m512d sc = _mm512_set1_pd(scale);
+
+	for (size_t g = 0; g < ng; g++, p += 144, out += 16) {
+		__m512i A = _mm512_loadu_si512((const void *)p);
+		__m512i B = _mm512_loadu_si512((const void *)(p + 64));
+		__m512i C = _mm512_loadu_si512((const void *)(p + 128));
+		__m512i c0, c1, c2, x;
+		__mmask16 tie = 0;
+
+		c0 = _mm512_maskz_mov_epi8(k0, _mm512_mask_blend_epi8(s0,
+		    _mm512_permutex2var_epi8(A, i0, B),
+		    _mm512_permutexvar_epi8(i0, C)));
+		c1 = _mm512_maskz_mov_epi8(k1, _mm512_mask_blend_epi8(s1,
+		    _mm512_permutex2var_epi8(A, i1, B),
+		    _mm512_permutexvar_epi8(i1, C)));
+		c2 = _mm512_maskz_mov_epi8(k2, _mm512_mask_blend_epi8(s2,
+		    _mm512_permutex2var_epi8(A, i2, B),
+		    _mm512_permutexvar_epi8(i2, C)));
+		{
+			__m512i v0 = level32(c0, ho, jo, so, go, &tie);
+			__m512i v1 = level32(c1, hn, jn, sn, gn, &tie);
+			__m512i v2 = level32(c2, hn, jn, sn, gn, &tie);
+			__m512i kk2 = _mm512_mullo_epi32(kk, kk);
+
+			x = _mm512_add_epi32(_mm512_add_epi32(
+			    _mm512_mullo_epi32(v0, kk2),
+			    _mm512_mullo_epi32(v1, kk)), v2);
+		}
+		_mm512_storeu_pd(out, _mm512_mul_pd(_mm512_cvtepi32_pd(
+		    _mm512_castsi512_si256(x)), sc));
+		_mm512_storeu_pd(out + 8, _mm512_mul_pd(_mm512_cvtepi32_pd(
+		    _mm512_extracti64x4_epi64(x, 1)), sc));
+		ties[g] = tie;
+	}
+}
+
 /*
  * ng groups of 16 samples from the 48 L bytes each at p (L <= 4), their
  * chunks taken by byte permutes (byte 4i + b of level l's vector is byte
@@ -956,7 +1045,10 @@ draw_block_simd(const struct noise_fast *h, struct src *s, double *out,
 		uint16_t ties[BLK / 16];
 		size_t ng = cnt / 16;
 
-		draw_groups_vbmi(h, buf, out, ng, scale, ties);
+		if (h->p.levels == 3 && h->i32)
+			draw_groups3_i32(h, buf, out, ng, scale, ties);
+		else
+			draw_groups_vbmi(h, buf, out, ng, scale, ties);
 		for (size_t g = 0; g < ng; g++) {
 			unsigned tie = ties[g];
 

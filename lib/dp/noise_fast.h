@@ -135,10 +135,11 @@
  * DP-SGD scales) takes 16 more bits, and 2^-16 of those 128 more.
  * Speed on the development machine (AMD EPYC Zen 5, CPU time, one
  * thread, noise_fast_grid_noise at sigma 0.37, s = 2^24.6, L = 3; bench
- * line "fast noise" of tests/helpers/noise-bench.c): 3.1 ns a sample
- * (0.6 ns of it AES-CTR) with the VBMI byte permutes, against 4.8 ns
- * with ChaCha20 bits and a call per 16 samples before (the 16-lane table
- * gathers are now the bound: about 2.4 ns a sample).  The vector code
+ * line "fast grid noise" of tests/helpers/noise-bench.c): 2.8 ns a
+ * sample (0.6 ns of it AES-CTR) with the VBMI byte permutes and, for L =
+ * 3 when every partial sum fits, Horner's rule in 32-bit integers,
+ * against 4.8 ns with ChaCha20 bits and a call per 16 samples before;
+ * the three 16-lane table gathers take about half of the rest.  The vector code
  * draws 16 samples at a time from the same stream bytes as the scalar
  * code and gives the same values (a draw that ties is redone by the
  * scalar code, in sample order after the block's other draws, which
