@@ -798,6 +798,27 @@ draw_block_scalar(const struct noise_fast *h, struct src *s, int64_t *out,
  * 64-byte loads); they are zeroed first and never decide a value. */
 #define SPARE 192
 
+/* One level's draw of 16 lanes from their chunks c (draw16_tables's
+ * work on one table, without the conversion), as 32-bit integers; the
+ * lanes that tie are or-ed into *tie. */
+AVX512_FN static inline __attribute__((always_inline)) __m512i
+level32(__m512i c, const uint32_t *hot, __m512i jmask, __m512i shift,
+    __m512i sign, __mmask16 *tie)
+{
+	const __m512i m16 = _mm512_set1_epi32(0xffff);
+	const __m512i low = _mm512_set1_epi32((int)HOT_LOW);
+	__m512i j = _mm512_and_si512(c, jmask), u = _mm512_srlv_epi32(c, shift);
+	__m512i e = _mm512_i32gather_epi32(j, (const void *)hot, 4);
+	__m512i hi = _mm512_srli_epi32(e, 17), v;
+
+	*tie |= _mm512_mask_cmpeq_epu32_mask(_mm512_test_epi32_mask(e, low),
+	    u, hi);
+	v = _mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(u, hi),
+	    _mm512_and_si512(e, m16), j);
+	return _mm512_mask_sub_epi32(v, _mm512_test_epi32_mask(c, sign),
+	    _mm512_setzero_si512(), v);
+}
+
 /*
  * Sixteen samples from their chunks c[l] (lane i: the 24 bits at p + 3 (L
  * i + l) of the block's bytes), as doubles times scale (a power of two):
@@ -811,30 +832,17 @@ AVX512_FN static inline unsigned
 draw16_tables(const struct noise_fast *h, const __m512i *c, double *out,
     double scale)
 {
-	const __m512i m16 = _mm512_set1_epi32(0xffff);
-	const __m512i low = _mm512_set1_epi32((int)HOT_LOW);
 	const __m512d kd = _mm512_set1_pd((double)h->p.mult);
 	__m512d acc0 = _mm512_setzero_pd(), acc1 = _mm512_setzero_pd();
 	__mmask16 tie = 0;
 
 	for (int l = 0; l < h->p.levels; l++) {
 		const struct tab *t = l == 0 ? &h->outer : &h->inner;
-		__m512i j, u, e, hi, v;
+		__m512i v = level32(c[l], t->hot, _mm512_set1_epi32((int)t->mask),
+		    _mm512_set1_epi32(CHUNK - (int)t->top),
+		    _mm512_set1_epi32(1 << t->m), &tie);
 		__m512d d0, d1;
-		__mmask16 lt, neg;
 
-		j = _mm512_and_si512(c[l], _mm512_set1_epi32((int)t->mask));
-		u = _mm512_srlv_epi32(c[l], _mm512_set1_epi32(CHUNK -
-		    (int)t->top));
-		e = _mm512_i32gather_epi32(j, (const void *)t->hot, 4);
-		hi = _mm512_srli_epi32(e, 17);
-		lt = _mm512_cmplt_epu32_mask(u, hi);
-		tie |= _mm512_mask_cmpeq_epu32_mask(
-		    _mm512_test_epi32_mask(e, low), u, hi);
-		v = _mm512_mask_blend_epi32(lt, _mm512_and_si512(e, m16), j);
-		neg = _mm512_test_epi32_mask(c[l], _mm512_set1_epi32(1 <<
-		    t->m));
-		v = _mm512_mask_sub_epi32(v, neg, _mm512_setzero_si512(), v);
 		d0 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(v));
 		d1 = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(v, 1));
 		if (l == 0) {
@@ -866,27 +874,6 @@ draw16_gather(const struct noise_fast *h, const unsigned char *p,
 		    _mm512_add_epi32(off, _mm512_set1_epi32(3 * l)),
 		    (const void *)p, 1), _mm512_set1_epi32(0xffffff));
 	return draw16_tables(h, c, out, scale);
-}
-
-/* One level's draw of 16 lanes from their chunks c (draw16_tables's
- * work on one table, without the conversion), as 32-bit integers; the
- * lanes that tie are or-ed into *tie. */
-VBMI_FN static inline __attribute__((always_inline)) __m512i
-level32(__m512i c, const uint32_t *hot, __m512i jmask, __m512i shift,
-    __m512i sign, __mmask16 *tie)
-{
-	const __m512i m16 = _mm512_set1_epi32(0xffff);
-	const __m512i low = _mm512_set1_epi32((int)HOT_LOW);
-	__m512i j = _mm512_and_si512(c, jmask), u = _mm512_srlv_epi32(c, shift);
-	__m512i e = _mm512_i32gather_epi32(j, (const void *)hot, 4);
-	__m512i hi = _mm512_srli_epi32(e, 17), v;
-
-	*tie |= _mm512_mask_cmpeq_epu32_mask(_mm512_test_epi32_mask(e, low),
-	    u, hi);
-	v = _mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(u, hi),
-	    _mm512_and_si512(e, m16), j);
-	return _mm512_mask_sub_epi32(v, _mm512_test_epi32_mask(c, sign),
-	    _mm512_setzero_si512(), v);
 }
 
 /*
@@ -950,9 +937,7 @@ draw_groups3_i32(const struct noise_fast *h, const unsigned char *p,
 /*
  * ng groups of 16 samples from the 48 L bytes each at p (L <= 4), their
  * chunks taken by byte permutes (byte 4i + b of level l's vector is byte
- * 3 (L i + l) + b for b < 3, and 0), then draw16_tables's work, in one
- * loop with the per-level constants in registers (stores to out may alias
- * h's bytes, so the compiler would reload them otherwise).  ties[g] gets
+ * 3 (L i + l) + b for b < 3, and 0), then draw16_tables.  ties[g] gets
  * group g's tie lanes.
  */
 VBMI_FN static void
@@ -961,13 +946,7 @@ draw_groups_vbmi(const struct noise_fast *h, const unsigned char *p,
 {
 	const int L = h->p.levels;
 	const size_t step = 48 * (size_t)L;
-	const __m512i m16 = _mm512_set1_epi32(0xffff);
-	const __m512i low = _mm512_set1_epi32((int)HOT_LOW);
-	const __m512d kd = _mm512_set1_pd((double)h->p.mult);
-	const __m512d sc = _mm512_set1_pd(scale);
-	const struct tab *tb[2] = { &h->outer, &h->inner };
-	const uint32_t *hot[2];
-	__m512i idx[4], jmask[2], shift[2], sign[2];
+	__m512i idx[4];
 	__mmask64 keep[4], hisel[4];
 
 	for (int l = 0; l < L; l++) {
@@ -975,54 +954,18 @@ draw_groups_vbmi(const struct noise_fast *h, const unsigned char *p,
 		keep[l] = h->pkeep[l];
 		hisel[l] = h->phi[l];
 	}
-	for (int t = 0; t < 2; t++) {
-		hot[t] = tb[t]->hot;
-		jmask[t] = _mm512_set1_epi32((int)tb[t]->mask);
-		shift[t] = _mm512_set1_epi32(CHUNK - (int)tb[t]->top);
-		sign[t] = _mm512_set1_epi32(1 << tb[t]->m);
-	}
 	for (size_t g = 0; g < ng; g++, p += step, out += 16) {
 		__m512i A = _mm512_loadu_si512((const void *)p);
 		__m512i B = _mm512_loadu_si512((const void *)(p + 64));
 		__m512i C = _mm512_loadu_si512((const void *)(p + 128));
-		__m512d acc0 = _mm512_setzero_pd(), acc1 = _mm512_setzero_pd();
-		__mmask16 tie = 0;
+		__m512i c[4];
 
-		for (int l = 0; l < L; l++) {
-			int t = l != 0;
-			__m512i c, j, u, e, hi, v;
-			__m512d d0, d1;
-			__mmask16 lt, neg;
-
-			c = _mm512_maskz_mov_epi8(keep[l],
+		for (int l = 0; l < L; l++)
+			c[l] = _mm512_maskz_mov_epi8(keep[l],
 			    _mm512_mask_blend_epi8(hisel[l],
 			    _mm512_permutex2var_epi8(A, idx[l], B),
 			    _mm512_permutexvar_epi8(idx[l], C)));
-			j = _mm512_and_si512(c, jmask[t]);
-			u = _mm512_srlv_epi32(c, shift[t]);
-			e = _mm512_i32gather_epi32(j, (const void *)hot[t], 4);
-			hi = _mm512_srli_epi32(e, 17);
-			lt = _mm512_cmplt_epu32_mask(u, hi);
-			tie |= _mm512_mask_cmpeq_epu32_mask(
-			    _mm512_test_epi32_mask(e, low), u, hi);
-			v = _mm512_mask_blend_epi32(lt, _mm512_and_si512(e, m16),
-			    j);
-			neg = _mm512_test_epi32_mask(c, sign[t]);
-			v = _mm512_mask_sub_epi32(v, neg, _mm512_setzero_si512(),
-			    v);
-			d0 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(v));
-			d1 = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(v, 1));
-			if (l == 0) {
-				acc0 = d0;
-				acc1 = d1;
-			} else {
-				acc0 = _mm512_add_pd(_mm512_mul_pd(acc0, kd), d0);
-				acc1 = _mm512_add_pd(_mm512_mul_pd(acc1, kd), d1);
-			}
-		}
-		_mm512_storeu_pd(out, _mm512_mul_pd(acc0, sc));
-		_mm512_storeu_pd(out + 8, _mm512_mul_pd(acc1, sc));
-		ties[g] = tie;
+		ties[g] = (uint16_t)draw16_tables(h, c, out, scale);
 	}
 }
 /* cnt <= BLK samples as doubles times scale, the same values and stream

@@ -90,17 +90,8 @@ echo "fraction of the SGEMM rate measured now (wall): non-private $(awk -v r="$p
 	'BEGIN { printf "%.1f%%", r * 2.1e6 / (s * 1e9) * 100 }'), DP-SGD $(awk -v r="$dp" \
 	-v s="$sgwall" 'BEGIN { printf "%.1f%%", r * 2.1e6 / (s * 1e9) * 100 }')"
 
-# peer SRC TAG DIR: extract tag TAG of the git clone SRC into DIR
-peer() {
-	[ -d "$1" ] || { echo "no git clone at $1"; return 1; }
-	rm -rf "$3" && mkdir -p "$3" &&
-		git --git-dir="$1" archive "$2" | tar -x -C "$3" ||
-		{ echo "cannot extract $2 from $1"; return 1; }
-}
-OPACUS_GIT=${OPACUS_GIT:-/work/.mirror/pytorch+opacus/repo}
-OPT_EINSUM_GIT=${OPT_EINSUM_GIT:-/work/.mirror/dgasmith+opt_einsum/repo}
-P=build/peers
-PY=/usr/bin/python3
+# shellcheck source=tests/bench/peers.bash
+. tests/bench/peers.bash
 echo "== Opacus 1.4.0 on the same CNN, batch 256, 1 torch thread (examples/s)"
 if ! why=$("$PY" -c 'import torch' 2>&1 | tail -n 1); then
 	echo "skipped: python3 cannot import torch ($why; make bench-deps installs python3-torch)"

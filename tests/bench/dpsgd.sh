@@ -133,17 +133,8 @@ echo "MLP fraction of that SGEMM rate at $MLP_FLOPS flops an example:" \
 	"non-private $(frac "${M[mlp-plain-2]}" "$sgwall") (wall) / $(frac "${M[mlp-plain-3]}" "$sgcpu") (CPU)," \
 	"DP-SGD $(frac "${M[mlp-dp-2]}" "$sgwall") (wall) / $(frac "${M[mlp-dp-3]}" "$sgcpu") (CPU)"
 
-# peer SRC TAG DIR: extract tag TAG of the git clone SRC into DIR
-peer() {
-	[ -d "$1" ] || { echo "no git clone at $1"; return 1; }
-	rm -rf "$3" && mkdir -p "$3" &&
-		nice git --git-dir="$1" archive "$2" | tar -x -C "$3" ||
-		{ echo "cannot extract $2 from $1"; return 1; }
-}
-OPACUS_GIT=${OPACUS_GIT:-/work/.mirror/pytorch+opacus/repo}
-OPT_EINSUM_GIT=${OPT_EINSUM_GIT:-/work/.mirror/dgasmith+opt_einsum/repo}
-P=build/peers
-PY=/usr/bin/python3
+# shellcheck source=tests/bench/peers.bash
+. tests/bench/peers.bash
 echo "== Opacus 1.4.0 and torch on the same models, batch 256, 1 torch thread, CPU $CPU"
 if ! why=$(nice "$PY" -c 'import torch' 2>&1 | tail -n 1); then
 	echo "skipped: python3 cannot import torch ($why; make bench-deps installs python3-torch)"

@@ -15,12 +15,13 @@ one cnn.sh gives dpsgd-train: c16k8s2p3, m2s1, c32k4s2, m2s1, d32, tanh,
 """
 import gzip
 import sys
-import time
 import warnings
 
 import numpy as np
 import torch
 from torch import nn
+
+from opacus_rate import rate
 
 
 def idx(path, skip):
@@ -39,25 +40,6 @@ def cnn():
         nn.Linear(32, 10))
 
 
-def rate(model, opt, loader, examples):
-    """examples/s of SGD steps over loader, two warm-up steps excluded."""
-    loss = nn.CrossEntropyLoss()
-    n, t0, step = 0, None, 0
-    while True:
-        for x, y in loader:
-            if step == 2:
-                t0 = time.perf_counter()
-            if len(x) > 0:
-                opt.zero_grad(set_to_none=True)
-                loss(model(x), y).backward()
-                opt.step()
-            if step >= 2:
-                n += len(x)
-            step += 1
-            if t0 is not None and n >= examples:
-                return n / (time.perf_counter() - t0)
-
-
 def main():
     images, labels, batch, examples = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     torch.set_num_threads(1)
@@ -69,7 +51,7 @@ def main():
     model = cnn()
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     loader = torch.utils.data.DataLoader(data, batch_size=batch, shuffle=True)
-    print("torch %.1f" % rate(model, opt, loader, examples), flush=True)
+    print("torch %.1f" % rate(model, opt, loader, examples)[0], flush=True)
 
     from opacus import PrivacyEngine
     warnings.simplefilter("ignore")
@@ -79,7 +61,7 @@ def main():
     model, opt, loader = PrivacyEngine().make_private(
         module=model, optimizer=opt, data_loader=loader,
         noise_multiplier=1.0, max_grad_norm=1.0)
-    print("opacus %.1f" % rate(model, opt, loader, examples), flush=True)
+    print("opacus %.1f" % rate(model, opt, loader, examples)[0], flush=True)
 
 
 main()

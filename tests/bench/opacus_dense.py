@@ -18,12 +18,13 @@ batches drawn.  Pixels are scaled to [0, 1] as featurize does.
 """
 import gzip
 import sys
-import time
 import warnings
 
 import numpy as np
 import torch
 from torch import nn
+
+from opacus_rate import rate
 
 
 def idx(path, skip):
@@ -35,27 +36,6 @@ def model_of(name):
     if name == "lr":
         return nn.Linear(784, 10)
     return nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
-
-
-def rate(model, opt, loader, examples):
-    """examples per wall and per CPU second of SGD steps over loader, two
-    warm-up steps excluded."""
-    loss = nn.CrossEntropyLoss()
-    n, t0, c0, step = 0, None, None, 0
-    while True:
-        for x, y in loader:
-            if step == 2:
-                t0, c0 = time.perf_counter(), time.process_time()
-            if len(x) > 0:
-                opt.zero_grad(set_to_none=True)
-                loss(model(x), y).backward()
-                opt.step()
-            if step >= 2:
-                n += len(x)
-            step += 1
-            if t0 is not None and n >= examples:
-                return (n / (time.perf_counter() - t0),
-                        n / (time.process_time() - c0))
 
 
 def main():

@@ -5,19 +5,10 @@
 #include <string.h>
 
 #include "aesctr.h"
+#include "hex.h"
 #include "rng.h"
 #include "tap.h"
 
-static void
-hex(const char *s, unsigned char *out, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-
-		sscanf(s + 2 * i, "%2x", &v);
-		out[i] = (unsigned char)v;
-	}
-}
 
 static const char *names[] = { "portable", "AES-NI", "VAES" };
 
@@ -32,17 +23,17 @@ main(void)
 	for (int i = 0; i < 32; i++)
 		key[i] = (unsigned char)i;
 	aesctr_key(&a, key);
-	hex("00112233445566778899aabbccddeeff", in, 16);
-	hex("8ea2b7ca516745bfeafc49904b496089", want, 16);
+	hex2bin("00112233445566778899aabbccddeeff", in, 16);
+	hex2bin("8ea2b7ca516745bfeafc49904b496089", want, 16);
 	aesctr_encrypt_block(&a, in, got);
 	ok(memcmp(got, want, 16) == 0, "FIPS 197 C.3 (AES-256)");
 
 	/* SP 800-38A F.1.5, first block. */
-	hex("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4",
+	hex2bin("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4",
 	    key, 32);
 	aesctr_key(&a, key);
-	hex("6bc1bee22e409f96e93d7e117393172a", in, 16);
-	hex("f3eed1bdb5d2a03c064b5a7e3db181f8", want, 16);
+	hex2bin("6bc1bee22e409f96e93d7e117393172a", in, 16);
+	hex2bin("f3eed1bdb5d2a03c064b5a7e3db181f8", want, 16);
 	aesctr_encrypt_block(&a, in, got);
 	ok(memcmp(got, want, 16) == 0, "SP 800-38A F.1.5 (ECB-AES256)");
 

@@ -8,21 +8,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hex.h"
 #include "rng.h"
 #include "stat.h"
 #include "tap.h"
 #include "tstream.h"
 
-static void
-hex2bin(const char *hex, unsigned char *out, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-
-		sscanf(hex + 2 * i, "%2x", &v);
-		out[i] = (unsigned char)v;
-	}
-}
 
 /* Words of a 32-byte key or 12-byte nonce given as the RFC's byte string. */
 static void
