@@ -7,8 +7,16 @@
  * reads decompress straight into the caller's buffer.  Every size read
  * from the input is checked against a limit before anything is allocated,
  * and every product goes through ck.h.
+ *
+ * Asynchronous mode (ts_writer_set_async, ts_reader_set_async) moves work
+ * to one helper thread without changing a byte or a message: the writer's
+ * thread makes the ZSTD_compressStream2 calls the caller's thread would
+ * have made, in the same order, and writes; the reader's thread only
+ * freads compressed input ahead (everything else, frame checks included,
+ * stays in the caller's thread, so every error is found where it was).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1192,8 +1200,11 @@ struct ts_writer {
 	size_t chunk_len;
 	uint64_t nrecords, ntensors, total_rows;
 	struct ts_meta names;	/* a set: tensor names written */
+	struct awq *aq;		/* the writer thread's queue, or NULL */
 	char msg[512];
 };
+
+static void aw_stop(struct ts_writer *w);
 
 __attribute__((format(printf, 3, 4))) static int
 wfail(struct ts_writer *w, int code, const char *fmt, ...)
@@ -1249,6 +1260,8 @@ ts_writer_close(struct ts_writer *w)
 {
 	if (w == NULL)
 		return;
+	if (w->aq != NULL)
+		aw_stop(w);
 	ZSTD_freeCCtx(w->cz);
 	free(w->zout);
 	free(w->chunk);
@@ -1256,8 +1269,12 @@ ts_writer_close(struct ts_writer *w)
 	free(w);
 }
 
+/* The zstd calls of one emit: compress src (n bytes) with mode and write
+ * what comes out.  Runs in the caller's thread or in the writer thread.
+ * @return 0, or a TS_E* code with the message (without label) in msg. */
 static int
-emit(struct ts_writer *w, const void *src, size_t n, ZSTD_EndDirective mode)
+zemit(struct ts_writer *w, const void *src, size_t n, ZSTD_EndDirective mode,
+    char *msg, size_t msglen)
 {
 	ZSTD_inBuffer ib = { src, n, 0 };
 	size_t z;
@@ -1265,11 +1282,208 @@ emit(struct ts_writer *w, const void *src, size_t n, ZSTD_EndDirective mode)
 	do {
 		ZSTD_outBuffer ob = { w->zout, w->zout_cap, 0 };
 		z = ZSTD_compressStream2(w->cz, &ob, &ib, mode);
-		if (ZSTD_isError(z))
-			return wfail(w, TS_E_ZSTD, "zstd: %s", ZSTD_getErrorName(z));
-		if (ob.pos && fwrite(w->zout, 1, ob.pos, w->fp) != ob.pos)
-			return wfail(w, TS_E_IO, "write error: %s", strerror(errno));
+		if (ZSTD_isError(z)) {
+			snprintf(msg, msglen, "zstd: %s", ZSTD_getErrorName(z));
+			return TS_E_ZSTD;
+		}
+		if (ob.pos && fwrite(w->zout, 1, ob.pos, w->fp) != ob.pos) {
+			snprintf(msg, msglen, "write error: %s", strerror(errno));
+			return TS_E_IO;
+		}
 	} while (mode == ZSTD_e_continue ? ib.pos < ib.size : z != 0);
+	return 0;
+}
+
+/*
+ * The writer thread's queue: emits (a copy of their bytes and their mode)
+ * in order, at most AW_CAP bytes.  An emit larger than AW_CAP / 2, a flush
+ * or the end of the frame waits until the queue is empty and the thread
+ * idle, then runs in the caller's thread: no large copy, and the fflush
+ * that follows sees every byte.  The thread's first error is kept (later
+ * emits are dropped, as the synchronous writer stops at its first error)
+ * and handed to the caller at its next emit, drain or finish.
+ */
+#define AW_CAP (4u << 20)
+
+struct aw_item {
+	struct aw_item *next;
+	ZSTD_EndDirective mode;
+	size_t len;
+	unsigned char data[];
+};
+
+struct awq {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t put;	/* an item done: space, or idle */
+	pthread_cond_t get;	/* an item queued, or stop */
+	struct aw_item *head, *tail;
+	size_t queued;		/* bytes held by queued items */
+	int busy, stop, err;
+	char msg[256];
+};
+
+static void *
+aw_main(void *arg)
+{
+	struct ts_writer *w = arg;
+	struct awq *q = w->aq;
+	struct aw_item *it;
+	char msg[256];
+	int rc;
+
+	pthread_mutex_lock(&q->mu);
+	for (;;) {
+		while (q->head == NULL && !q->stop)
+			pthread_cond_wait(&q->get, &q->mu);
+		if ((it = q->head) == NULL)
+			break;
+		if ((q->head = it->next) == NULL)
+			q->tail = NULL;
+		q->busy = 1;
+		rc = q->err;
+		pthread_mutex_unlock(&q->mu);
+		if (rc == 0)
+			rc = zemit(w, it->data, it->len, it->mode, msg,
+			    sizeof msg);
+		pthread_mutex_lock(&q->mu);
+		if (rc != 0 && q->err == 0) {
+			q->err = rc;
+			memcpy(q->msg, msg, sizeof q->msg);
+		}
+		q->queued -= sizeof *it + it->len;
+		q->busy = 0;
+		free(it);
+		pthread_cond_broadcast(&q->put);
+	}
+	pthread_mutex_unlock(&q->mu);
+	return NULL;
+}
+
+/* The thread's error as the writer's (wfail keeps the first). */
+static int
+aw_fail(struct ts_writer *w)
+{
+	return wfail(w, w->aq->err, "%s", w->aq->msg);
+}
+
+/* Wait until every queued emit is done.  @return 0 or the thread's error. */
+static int
+aw_drain(struct ts_writer *w)
+{
+	struct awq *q = w->aq;
+	int err;
+
+	pthread_mutex_lock(&q->mu);
+	while ((q->head != NULL || q->busy) && q->err == 0)
+		pthread_cond_wait(&q->put, &q->mu);
+	err = q->err;
+	pthread_mutex_unlock(&q->mu);
+	return err ? aw_fail(w) : 0;
+}
+
+/* Stop the thread after it has done every queued emit; free the queue. */
+static void
+aw_stop(struct ts_writer *w)
+{
+	struct awq *q = w->aq;
+
+	pthread_mutex_lock(&q->mu);
+	q->stop = 1;
+	pthread_cond_signal(&q->get);
+	pthread_mutex_unlock(&q->mu);
+	pthread_join(q->th, NULL);
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->put);
+	pthread_cond_destroy(&q->get);
+	free(q);
+	w->aq = NULL;
+}
+
+int
+ts_writer_set_async(struct ts_writer *w, int on)
+{
+	struct awq *q;
+	int rc = 0;
+
+	if (w->state == WS_ERROR)
+		return w->err;
+	if (!on) {
+		if (w->aq != NULL) {
+			rc = aw_drain(w);
+			aw_stop(w);
+		}
+		return rc;
+	}
+	if (w->aq != NULL || (q = calloc(1, sizeof *q)) == NULL)
+		return 0;
+	if (pthread_mutex_init(&q->mu, NULL) != 0) {
+		free(q);
+		return 0;
+	}
+	if (pthread_cond_init(&q->put, NULL) != 0) {
+		pthread_mutex_destroy(&q->mu);
+		free(q);
+		return 0;
+	}
+	if (pthread_cond_init(&q->get, NULL) != 0) {
+		pthread_cond_destroy(&q->put);
+		pthread_mutex_destroy(&q->mu);
+		free(q);
+		return 0;
+	}
+	w->aq = q;
+	if (pthread_create(&q->th, NULL, aw_main, w) != 0) {
+		pthread_cond_destroy(&q->get);
+		pthread_cond_destroy(&q->put);
+		pthread_mutex_destroy(&q->mu);
+		free(q);
+		w->aq = NULL;
+	}
+	return 0;
+}
+
+static int
+emit(struct ts_writer *w, const void *src, size_t n, ZSTD_EndDirective mode)
+{
+	struct awq *q = w->aq;
+	struct aw_item *it = NULL;
+	char msg[256];
+	int rc;
+
+	if (q != NULL && mode == ZSTD_e_continue && n <= AW_CAP / 2)
+		it = malloc(sizeof *it + n);
+	if (it == NULL) {
+		/* Synchronous: no thread, a large emit, a flush, the end
+		 * of the frame, or no memory for a copy. */
+		if (q != NULL && (rc = aw_drain(w)) != 0)
+			return rc;
+		if ((rc = zemit(w, src, n, mode, msg, sizeof msg)) != 0)
+			return wfail(w, rc, "%s", msg);
+		return 0;
+	}
+	it->next = NULL;
+	it->mode = mode;
+	it->len = n;
+	if (n > 0)
+		memcpy(it->data, src, n);
+	pthread_mutex_lock(&q->mu);
+	while (q->queued > 0 && q->queued + sizeof *it + n > AW_CAP &&
+	    q->err == 0)
+		pthread_cond_wait(&q->put, &q->mu);
+	if (q->err != 0) {
+		pthread_mutex_unlock(&q->mu);
+		free(it);
+		return aw_fail(w);
+	}
+	if (q->tail != NULL)
+		q->tail->next = it;
+	else
+		q->head = it;
+	q->tail = it;
+	q->queued += sizeof *it + n;
+	pthread_cond_signal(&q->get);
+	pthread_mutex_unlock(&q->mu);
 	return 0;
 }
 
