@@ -79,6 +79,7 @@ struct ts_reader {
 	uint64_t nrecords, ntensors, total_rows;
 	struct ts_meta names;	/* a set: tensor names seen (hashed) */
 	struct ts_meta meta;
+	struct arq *aq;		/* the read-ahead thread, or NULL */
 	char msg[768];
 };
 
@@ -200,11 +201,15 @@ ts_reader_open(FILE *fp, const char *label)
 	return r;
 }
 
+static void ar_stop(struct ts_reader *r);
+
 void
 ts_reader_close(struct ts_reader *r)
 {
 	if (r == NULL)
 		return;
+	if (r->aq != NULL)
+		ar_stop(r);
 	ZSTD_freeDCtx(r->dz);
 	free(r->in);
 	free(r->out);
@@ -222,11 +227,177 @@ ts_reader_set_limits(struct ts_reader *r, uint64_t max_header, uint64_t max_byte
 		r->max_bytes = max_bytes;
 }
 
+/*
+ * The read-ahead thread freads the input into AR_NBLK blocks of AR_BLK
+ * bytes; in_more copies from them instead of calling fread.  A short
+ * fread ends the thread: at the end of the input, or at a read error,
+ * whose errno in_more reports once the bytes before it are consumed,
+ * where the synchronous reader's fread would have failed.
+ */
+#define AR_BLK (1u << 20)
+#define AR_NBLK 4
+
+struct arq {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t put;	/* a block consumed, or stop */
+	pthread_cond_t get;	/* a block filled, or the end */
+	unsigned char *blk[AR_NBLK];
+	size_t len[AR_NBLK];
+	size_t head, filled, pos;	/* first full block, full blocks,
+					 * bytes taken from the first */
+	int done, ferr, eno, stop;
+};
+
+static void *
+ar_main(void *arg)
+{
+	struct ts_reader *r = arg;
+	struct arq *q = r->aq;
+
+	pthread_mutex_lock(&q->mu);
+	while (!q->stop) {
+		size_t i, n;
+		int ferr, eno;
+
+		if (q->filled == AR_NBLK) {
+			pthread_cond_wait(&q->put, &q->mu);
+			continue;
+		}
+		i = (q->head + q->filled) % AR_NBLK;
+		pthread_mutex_unlock(&q->mu);
+		errno = 0;
+		n = fread(q->blk[i], 1, AR_BLK, r->fp);
+		eno = errno;
+		ferr = n < AR_BLK && ferror(r->fp);
+		pthread_mutex_lock(&q->mu);
+		q->len[i] = n;
+		if (n > 0)
+			q->filled++;
+		if (n < AR_BLK) {
+			q->done = 1;
+			q->ferr = ferr;
+			q->eno = eno;
+		}
+		pthread_cond_signal(&q->get);
+		if (q->done)
+			break;
+	}
+	pthread_mutex_unlock(&q->mu);
+	return NULL;
+}
+
+/* Copy up to cap read-ahead bytes to dst.  @return the bytes copied; 0
+ * at the end of the input, with *eno set (nonzero) if a read failed. */
+static size_t
+ar_take(struct ts_reader *r, unsigned char *dst, size_t cap, int *eno)
+{
+	struct arq *q = r->aq;
+	const unsigned char *p;
+	size_t k;
+
+	pthread_mutex_lock(&q->mu);
+	while (q->filled == 0 && !q->done)
+		pthread_cond_wait(&q->get, &q->mu);
+	if (q->filled == 0) {
+		*eno = q->ferr ? (q->eno ? q->eno : EIO) : 0;
+		pthread_mutex_unlock(&q->mu);
+		return 0;
+	}
+	p = q->blk[q->head] + q->pos;
+	k = q->len[q->head] - q->pos;
+	pthread_mutex_unlock(&q->mu);
+	if (k > cap)
+		k = cap;
+	memcpy(dst, p, k);
+	pthread_mutex_lock(&q->mu);
+	q->pos += k;
+	if (q->pos == q->len[q->head]) {
+		q->head = (q->head + 1) % AR_NBLK;
+		q->filled--;
+		q->pos = 0;
+		pthread_cond_signal(&q->put);
+	}
+	pthread_mutex_unlock(&q->mu);
+	return k;
+}
+
+static void
+ar_free(struct arq *q)
+{
+	for (int i = 0; i < AR_NBLK; i++)
+		free(q->blk[i]);
+	free(q);
+}
+
+static void
+ar_stop(struct ts_reader *r)
+{
+	struct arq *q = r->aq;
+
+	pthread_mutex_lock(&q->mu);
+	q->stop = 1;
+	pthread_cond_signal(&q->put);
+	pthread_mutex_unlock(&q->mu);
+	pthread_join(q->th, NULL);
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->put);
+	pthread_cond_destroy(&q->get);
+	ar_free(q);
+	r->aq = NULL;
+}
+
+int
+ts_reader_set_async(struct ts_reader *r, int on)
+{
+	struct arq *q;
+
+	if (r->state == RS_ERROR)
+		return r->err;
+	if (r->aq != NULL || !on)
+		return 0;
+	if (r->state != RS_START || r->in_len != 0 || r->in_off != 0)
+		return rfail(r, TS_E_USAGE, r->off, "read-ahead enabled after "
+		    "the first read");
+	if ((q = calloc(1, sizeof *q)) == NULL)
+		return 0;
+	for (int i = 0; i < AR_NBLK; i++)
+		if ((q->blk[i] = malloc(AR_BLK)) == NULL) {
+			ar_free(q);
+			return 0;
+		}
+	if (pthread_mutex_init(&q->mu, NULL) != 0) {
+		ar_free(q);
+		return 0;
+	}
+	if (pthread_cond_init(&q->put, NULL) != 0) {
+		pthread_mutex_destroy(&q->mu);
+		ar_free(q);
+		return 0;
+	}
+	if (pthread_cond_init(&q->get, NULL) != 0) {
+		pthread_cond_destroy(&q->put);
+		pthread_mutex_destroy(&q->mu);
+		ar_free(q);
+		return 0;
+	}
+	r->aq = q;
+	if (pthread_create(&q->th, NULL, ar_main, r) != 0) {
+		pthread_cond_destroy(&q->get);
+		pthread_cond_destroy(&q->put);
+		pthread_mutex_destroy(&q->mu);
+		ar_free(q);
+		r->aq = NULL;
+	}
+	return 0;
+}
+
 /* Read more compressed input, keeping unconsumed bytes. */
 static int
 in_more(struct ts_reader *r)
 {
 	size_t n;
+	int eno = 0;
 
 	if (r->in_pos > 0) {
 		memmove(r->in, r->in + r->in_pos, r->in_len - r->in_pos);
@@ -234,12 +405,22 @@ in_more(struct ts_reader *r)
 		r->in_len -= r->in_pos;
 		r->in_pos = 0;
 	}
-	n = fread(r->in + r->in_len, 1, IN_CAP - r->in_len, r->fp);
-	if (n == 0) {
-		if (ferror(r->fp))
-			return rfail(r, TS_E_IO, r->off, "read error: %s",
-			    strerror(errno));
-		r->in_eof = 1;
+	if (r->aq != NULL) {
+		n = ar_take(r, r->in + r->in_len, IN_CAP - r->in_len, &eno);
+		if (n == 0) {
+			if (eno != 0)
+				return rfail(r, TS_E_IO, r->off,
+				    "read error: %s", strerror(eno));
+			r->in_eof = 1;
+		}
+	} else {
+		n = fread(r->in + r->in_len, 1, IN_CAP - r->in_len, r->fp);
+		if (n == 0) {
+			if (ferror(r->fp))
+				return rfail(r, TS_E_IO, r->off,
+				    "read error: %s", strerror(errno));
+			r->in_eof = 1;
+		}
 	}
 	ts_xxh64_update(&r->digest, r->in + r->in_len, n);
 	r->in_len += n;

@@ -65,6 +65,18 @@ void ts_reader_close(struct ts_reader *r);
 void ts_reader_set_limits(struct ts_reader *r, uint64_t max_header,
     uint64_t max_bytes);
 
+/* With on, before the first read: fread the input ahead in one helper
+ * thread (a few MiB), overlapping input with decompression and parsing.
+ * Decompression, the frame checks and the parse stay in this thread, so
+ * results, errors, messages, offsets and the digest are those of the
+ * synchronous reader.  fp must not be used by the caller until
+ * ts_reader_close, which waits for a pending fread: use it on regular
+ * files, not on pipes or terminals that may never deliver.  It pays only
+ * with more than one CPU.  A thread that cannot start leaves the reader
+ * synchronous; on 0 does nothing.
+ * @return 0, or TS_E_USAGE after the first read. */
+int ts_reader_set_async(struct ts_reader *r, int on);
+
 /* Advance to the next tensor, skipping unread rows of the current one.
  * On 1, *hdr holds the tensor's name, dtype, dims (dims[0] is
  * TS_UNKNOWN_ROWS when rows are streamed) and metadata, with data NULL.

@@ -1,4 +1,6 @@
 /* Unit tests of the tensor stream reader and writer and of XXH64. */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,13 +48,19 @@ write_stream(size_t *len, int streamed, int level)
 }
 
 static int
-read_stream(const char *buf, size_t len, char *err, size_t errlen)
+read_mode(const char *buf, size_t len, char *err, size_t errlen, int async,
+    uint64_t *digest)
 {
 	FILE *fp = fmemopen((void *)buf, len, "rb");
 	struct ts_reader *r = ts_reader_open(fp, "mem");
 	struct tensor *v;
 	size_t n;
-	int rc = ts_read_all(r, &v, &n);
+	int rc;
+
+	if (async && ts_reader_set_async(r, 1) != 0)
+		return 98;
+	rc = ts_read_all(r, &v, &n);
+	*digest = ts_reader_digest(r);
 
 	if (rc == 0) {
 		int good = n == 2 && v[0].dims[0] == 1000 && v[0].dims[1] == 7 &&
@@ -70,6 +78,30 @@ read_stream(const char *buf, size_t len, char *err, size_t errlen)
 	}
 	ts_reader_close(r);
 	fclose(fp);
+	return rc;
+}
+
+/* Reads whose result, message or digest differ between the synchronous
+ * reader and the read-ahead reader. */
+static size_t async_differ;
+
+/* Read buf with the synchronous reader and with the read-ahead reader:
+ * both must agree on everything.  @return the synchronous result. */
+static int
+read_stream(const char *buf, size_t len, char *err, size_t errlen)
+{
+	char err2[1024] = "";
+	uint64_t d1 = 0, d2 = 0;
+	int rc;
+
+	err[0] = '\0';
+	rc = read_mode(buf, len, err, errlen, 0, &d1);
+	if (read_mode(buf, len, err2, sizeof err2, 1, &d2) != rc ||
+	    strcmp(err, err2) != 0 || d1 != d2) {
+		if (async_differ++ < 3)
+			printf("# read-ahead differs: '%s' vs '%s'\n", err,
+			    err2);
+	}
 	return rc;
 }
 
@@ -219,6 +251,69 @@ async_writer(void)
 		fclose(fb);
 }
 
+/* A FILE over a buffer whose reads fail with EIO after fail_at bytes. */
+struct failing {
+	const char *p;
+	size_t len, pos, fail_at;
+};
+
+static ssize_t
+failing_read(void *c, char *buf, size_t n)
+{
+	struct failing *f = c;
+
+	if (f->pos >= f->fail_at) {
+		errno = EIO;
+		return -1;
+	}
+	if (n > f->fail_at - f->pos)
+		n = f->fail_at - f->pos;
+	if (n > f->len - f->pos)
+		n = f->len - f->pos;
+	memcpy(buf, f->p + f->pos, n);
+	f->pos += n;
+	return (ssize_t)n;
+}
+
+/* A read error at several points of a stream: the read-ahead reader
+ * reports it with the synchronous reader's code, message and offset. */
+static void
+async_read_error(const char *s, size_t len)
+{
+	size_t differ = 0, io = 0;
+
+	for (size_t at = 0; at < len; at += len / 37 + 1) {
+		char m[2][1024];
+		int rc[2];
+
+		for (int async = 0; async < 2; async++) {
+			struct failing f = { s, len, 0, at };
+			cookie_io_functions_t io_fn = { failing_read, NULL,
+			    NULL, NULL };
+			FILE *fp = fopencookie(&f, "rb", io_fn);
+			struct ts_reader *r = ts_reader_open(fp, "failing");
+			struct tensor *v;
+			size_t n;
+
+			if (async)
+				ts_reader_set_async(r, 1);
+			rc[async] = ts_read_all(r, &v, &n);
+			snprintf(m[async], sizeof m[async], "%s",
+			    ts_reader_errmsg(r));
+			ts_reader_close(r);
+			fclose(fp);
+		}
+		if (rc[0] == TS_E_IO)
+			io++;
+		if (rc[0] != rc[1] || strcmp(m[0], m[1]) != 0) {
+			if (differ++ < 3)
+				printf("# '%s' vs '%s'\n", m[0], m[1]);
+		}
+	}
+	ok(io > 30 && differ == 0, "read-ahead reader: %zu read errors reported "
+	    "as the synchronous reader reports them (%zu differ)", io, differ);
+}
+
 /*
  * XXH64 of long inputs (the 32-byte stripes) against an independent
  * implementation: a zstd frame's content checksum is the low 32 bits of
@@ -328,8 +423,14 @@ main(void)
 		ok(flips == 0, "every flipped byte rejected (streamed=%d)", streamed);
 		free(s);
 	}
+	s = write_stream(&len, 0, 1);
+	async_read_error(s, len);
+	free(s);
 	s = write_stream(&len, 0, -5);
 	ok(s && read_stream(s, len, err, sizeof err) == 0, "negative level works");
 	free(s);
+	ok(async_differ == 0, "read-ahead reader: every read above (round trips, "
+	    "truncations, flipped bytes) has the synchronous reader's result, "
+	    "message and digest (%zu differ)", async_differ);
 	return tap_done();
 }

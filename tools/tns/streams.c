@@ -36,7 +36,7 @@ cmd_verify(struct opts *o, int argc, char **argv)
 	struct tensor hdr;
 
 	for (int i = 0; i < n; i++) {
-		struct ts_reader *r = cli_reader(fps[i], labels[i]);
+		struct ts_reader *r = tns_reader(fps[i], labels[i]);
 		int rc;
 
 		/* ts_read_next skips unread rows by decompressing them, so
@@ -82,7 +82,7 @@ cmd_cat(struct opts *o, int argc, char **argv)
 	if (pv_cpus() > 1)
 		(void)ts_writer_set_async(w, 1);
 	for (int i = 0; i < n; i++) {
-		struct ts_reader *r = cli_reader(fps[i], labels[i]);
+		struct ts_reader *r = tns_reader(fps[i], labels[i]);
 		int rc;
 
 		while ((rc = ts_read_next(r, &hdr)) == 1) {
