@@ -232,7 +232,9 @@ ts_reader_set_limits(struct ts_reader *r, uint64_t max_header, uint64_t max_byte
  * bytes; in_more copies from them instead of calling fread.  A short
  * fread ends the thread: at the end of the input, or at a read error,
  * whose errno in_more reports once the bytes before it are consumed,
- * where the synchronous reader's fread would have failed.
+ * where the synchronous reader's fread would have failed.  The thread
+ * also hashes each block and keeps the digest before it, from which
+ * ts_reader_digest computes the digest of the bytes taken so far.
  */
 #define AR_BLK (1u << 20)
 #define AR_NBLK 4
@@ -246,6 +248,8 @@ struct arq {
 	size_t len[AR_NBLK];
 	size_t head, filled, pos;	/* first full block, full blocks,
 					 * bytes taken from the first */
+	struct ts_xxh64 before[AR_NBLK];	/* digest before each block */
+	struct ts_xxh64 run;	/* digest of every block read */
 	int done, ferr, eno, stop;
 };
 
@@ -254,8 +258,10 @@ ar_main(void *arg)
 {
 	struct ts_reader *r = arg;
 	struct arq *q = r->aq;
+	struct ts_xxh64 run, before;
 
 	pthread_mutex_lock(&q->mu);
+	run = q->run;
 	while (!q->stop) {
 		size_t i, n;
 		int ferr, eno;
@@ -270,7 +276,11 @@ ar_main(void *arg)
 		n = fread(q->blk[i], 1, AR_BLK, r->fp);
 		eno = errno;
 		ferr = n < AR_BLK && ferror(r->fp);
+		before = run;
+		ts_xxh64_update(&run, q->blk[i], n);
 		pthread_mutex_lock(&q->mu);
+		q->before[i] = before;
+		q->run = run;
 		q->len[i] = n;
 		if (n > 0)
 			q->filled++;
@@ -381,6 +391,7 @@ ts_reader_set_async(struct ts_reader *r, int on)
 		ar_free(q);
 		return 0;
 	}
+	q->run = r->digest;
 	r->aq = q;
 	if (pthread_create(&q->th, NULL, ar_main, r) != 0) {
 		pthread_cond_destroy(&q->get);
@@ -413,6 +424,8 @@ in_more(struct ts_reader *r)
 				    "read error: %s", strerror(eno));
 			r->in_eof = 1;
 		}
+		r->in_len += n;
+		return 0;
 	} else {
 		n = fread(r->in + r->in_len, 1, IN_CAP - r->in_len, r->fp);
 		if (n == 0) {
@@ -1324,7 +1337,22 @@ ts_reader_offset(const struct ts_reader *r)
 uint64_t
 ts_reader_digest(const struct ts_reader *r)
 {
-	return ts_xxh64_final(&r->digest);
+	struct arq *q = r->aq;
+	struct ts_xxh64 h;
+
+	if (q == NULL)
+		return ts_xxh64_final(&r->digest);
+	/* The read-ahead thread hashed the blocks: the digest before the
+	 * block being taken, then its bytes taken so far. */
+	pthread_mutex_lock(&q->mu);
+	if (q->filled > 0) {
+		h = q->before[q->head];
+		ts_xxh64_update(&h, q->blk[q->head], q->pos);
+	} else {
+		h = q->run;
+	}
+	pthread_mutex_unlock(&q->mu);
+	return ts_xxh64_final(&h);
 }
 
 /* One-shot XXH64 (the streaming functions are in xxh64.c). */
