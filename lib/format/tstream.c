@@ -55,7 +55,8 @@ struct ts_reader {
 	FILE *fp;
 	char label[256];
 	ZSTD_DCtx *dz;
-	unsigned char *in;
+	unsigned char *in;	/* in_own, or a read-ahead block lent */
+	unsigned char *in_own;
 	size_t in_pos, in_len;
 	int in_eof;
 	uint64_t in_off;	/* compressed bytes consumed before in[0] */
@@ -186,7 +187,7 @@ ts_reader_open(FILE *fp, const char *label)
 	r->fp = fp;
 	snprintf(r->label, sizeof r->label, "%s", label ? label : "<stdin>");
 	r->dz = ZSTD_createDCtx();
-	r->in = malloc(IN_CAP);
+	r->in = r->in_own = malloc(IN_CAP);
 	r->out_cap = ZSTD_DStreamOutSize();
 	r->out = malloc(r->out_cap);
 	if (!r->dz || !r->in || !r->out ||
@@ -211,7 +212,7 @@ ts_reader_close(struct ts_reader *r)
 	if (r->aq != NULL)
 		ar_stop(r);
 	ZSTD_freeDCtx(r->dz);
-	free(r->in);
+	free(r->in_own);
 	free(r->out);
 	ts_meta_free(&r->names);
 	ts_meta_free(&r->meta);
@@ -403,37 +404,81 @@ ts_reader_set_async(struct ts_reader *r, int on)
 	return 0;
 }
 
+/* in_more with read-ahead.  When every byte of in was consumed (the
+ * usual case), the next block is lent as in, without a copy, until the
+ * next call gives it back; otherwise (a frame header split between
+ * blocks: fewer than ZSTD_FRAMEHEADERSIZE_MAX bytes left) the bytes left
+ * and the next ones are copied to in_own. */
+static int
+ar_more(struct ts_reader *r)
+{
+	struct arq *q = r->aq;
+	size_t left = r->in_len - r->in_pos, n;
+	int eno = 0;
+
+	if (left > IN_CAP / 2)
+		return rfail(r, TS_E_USAGE, r->off, "internal error: %zu "
+		    "unconsumed input bytes", left);
+	r->in_off += r->in_pos;
+	memmove(r->in_own, r->in + r->in_pos, left);
+	r->in_len = left;
+	r->in_pos = 0;
+	if (r->in != r->in_own) {
+		/* Give the lent block back. */
+		r->in = r->in_own;
+		pthread_mutex_lock(&q->mu);
+		q->head = (q->head + 1) % AR_NBLK;
+		q->filled--;
+		q->pos = 0;
+		pthread_cond_signal(&q->put);
+		pthread_mutex_unlock(&q->mu);
+	}
+	if (left > 0) {
+		n = ar_take(r, r->in + left, IN_CAP - left, &eno);
+	} else {
+		pthread_mutex_lock(&q->mu);
+		while (q->filled == 0 && !q->done)
+			pthread_cond_wait(&q->get, &q->mu);
+		if (q->filled == 0) {
+			eno = q->ferr ? (q->eno ? q->eno : EIO) : 0;
+			n = 0;
+		} else {
+			r->in = q->blk[q->head] + q->pos;
+			n = q->len[q->head] - q->pos;
+			q->pos = q->len[q->head];
+		}
+		pthread_mutex_unlock(&q->mu);
+	}
+	if (n == 0) {
+		if (eno != 0)
+			return rfail(r, TS_E_IO, r->off, "read error: %s",
+			    strerror(eno));
+		r->in_eof = 1;
+	}
+	r->in_len += n;
+	return 0;
+}
+
 /* Read more compressed input, keeping unconsumed bytes. */
 static int
 in_more(struct ts_reader *r)
 {
 	size_t n;
-	int eno = 0;
 
+	if (r->aq != NULL)
+		return ar_more(r);
 	if (r->in_pos > 0) {
 		memmove(r->in, r->in + r->in_pos, r->in_len - r->in_pos);
 		r->in_off += r->in_pos;
 		r->in_len -= r->in_pos;
 		r->in_pos = 0;
 	}
-	if (r->aq != NULL) {
-		n = ar_take(r, r->in + r->in_len, IN_CAP - r->in_len, &eno);
-		if (n == 0) {
-			if (eno != 0)
-				return rfail(r, TS_E_IO, r->off,
-				    "read error: %s", strerror(eno));
-			r->in_eof = 1;
-		}
-		r->in_len += n;
-		return 0;
-	} else {
-		n = fread(r->in + r->in_len, 1, IN_CAP - r->in_len, r->fp);
-		if (n == 0) {
-			if (ferror(r->fp))
-				return rfail(r, TS_E_IO, r->off,
-				    "read error: %s", strerror(errno));
-			r->in_eof = 1;
-		}
+	n = fread(r->in + r->in_len, 1, IN_CAP - r->in_len, r->fp);
+	if (n == 0) {
+		if (ferror(r->fp))
+			return rfail(r, TS_E_IO, r->off, "read error: %s",
+			    strerror(errno));
+		r->in_eof = 1;
 	}
 	ts_xxh64_update(&r->digest, r->in + r->in_len, n);
 	r->in_len += n;
