@@ -7,8 +7,16 @@
  * reads decompress straight into the caller's buffer.  Every size read
  * from the input is checked against a limit before anything is allocated,
  * and every product goes through ck.h.
+ *
+ * Asynchronous mode (ts_writer_set_async, ts_reader_set_async) moves work
+ * to one helper thread without changing a byte or a message: the writer's
+ * thread makes the ZSTD_compressStream2 calls the caller's thread would
+ * have made, in the same order, and writes; the reader's thread only
+ * freads compressed input ahead (everything else, frame checks included,
+ * stays in the caller's thread, so every error is found where it was).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +55,8 @@ struct ts_reader {
 	FILE *fp;
 	char label[256];
 	ZSTD_DCtx *dz;
-	unsigned char *in;
+	unsigned char *in;	/* in_own, or a read-ahead block lent */
+	unsigned char *in_own;
 	size_t in_pos, in_len;
 	int in_eof;
 	uint64_t in_off;	/* compressed bytes consumed before in[0] */
@@ -71,6 +80,7 @@ struct ts_reader {
 	uint64_t nrecords, ntensors, total_rows;
 	struct ts_meta names;	/* a set: tensor names seen (hashed) */
 	struct ts_meta meta;
+	struct arq *aq;		/* the read-ahead thread, or NULL */
 	char msg[768];
 };
 
@@ -177,7 +187,7 @@ ts_reader_open(FILE *fp, const char *label)
 	r->fp = fp;
 	snprintf(r->label, sizeof r->label, "%s", label ? label : "<stdin>");
 	r->dz = ZSTD_createDCtx();
-	r->in = malloc(IN_CAP);
+	r->in = r->in_own = malloc(IN_CAP);
 	r->out_cap = ZSTD_DStreamOutSize();
 	r->out = malloc(r->out_cap);
 	if (!r->dz || !r->in || !r->out ||
@@ -192,13 +202,17 @@ ts_reader_open(FILE *fp, const char *label)
 	return r;
 }
 
+static void ar_stop(struct ts_reader *r);
+
 void
 ts_reader_close(struct ts_reader *r)
 {
 	if (r == NULL)
 		return;
+	if (r->aq != NULL)
+		ar_stop(r);
 	ZSTD_freeDCtx(r->dz);
-	free(r->in);
+	free(r->in_own);
 	free(r->out);
 	ts_meta_free(&r->names);
 	ts_meta_free(&r->meta);
@@ -214,12 +228,245 @@ ts_reader_set_limits(struct ts_reader *r, uint64_t max_header, uint64_t max_byte
 		r->max_bytes = max_bytes;
 }
 
+/*
+ * The read-ahead thread freads the input into AR_NBLK blocks of AR_BLK
+ * bytes; in_more copies from them instead of calling fread.  A short
+ * fread ends the thread: at the end of the input, or at a read error,
+ * whose errno in_more reports once the bytes before it are consumed,
+ * where the synchronous reader's fread would have failed.  The thread
+ * also hashes each block and keeps the digest before it, from which
+ * ts_reader_digest computes the digest of the bytes taken so far.
+ */
+#define AR_BLK (1u << 20)
+#define AR_NBLK 4
+
+struct arq {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t put;	/* a block consumed, or stop */
+	pthread_cond_t get;	/* a block filled, or the end */
+	unsigned char *blk[AR_NBLK];
+	size_t len[AR_NBLK];
+	size_t head, filled, pos;	/* first full block, full blocks,
+					 * bytes taken from the first */
+	struct ts_xxh64 before[AR_NBLK];	/* digest before each block */
+	struct ts_xxh64 run;	/* digest of every block read */
+	int done, ferr, eno, stop;
+};
+
+static void *
+ar_main(void *arg)
+{
+	struct ts_reader *r = arg;
+	struct arq *q = r->aq;
+	struct ts_xxh64 run, before;
+
+	pthread_mutex_lock(&q->mu);
+	run = q->run;
+	while (!q->stop) {
+		size_t i, n;
+		int ferr, eno;
+
+		if (q->filled == AR_NBLK) {
+			pthread_cond_wait(&q->put, &q->mu);
+			continue;
+		}
+		i = (q->head + q->filled) % AR_NBLK;
+		pthread_mutex_unlock(&q->mu);
+		errno = 0;
+		n = fread(q->blk[i], 1, AR_BLK, r->fp);
+		eno = errno;
+		ferr = n < AR_BLK && ferror(r->fp);
+		before = run;
+		ts_xxh64_update(&run, q->blk[i], n);
+		pthread_mutex_lock(&q->mu);
+		q->before[i] = before;
+		q->run = run;
+		q->len[i] = n;
+		if (n > 0)
+			q->filled++;
+		if (n < AR_BLK) {
+			q->done = 1;
+			q->ferr = ferr;
+			q->eno = eno;
+		}
+		pthread_cond_signal(&q->get);
+		if (q->done)
+			break;
+	}
+	pthread_mutex_unlock(&q->mu);
+	return NULL;
+}
+
+/* Copy up to cap read-ahead bytes to dst.  @return the bytes copied; 0
+ * at the end of the input, with *eno set (nonzero) if a read failed. */
+static size_t
+ar_take(struct ts_reader *r, unsigned char *dst, size_t cap, int *eno)
+{
+	struct arq *q = r->aq;
+	const unsigned char *p;
+	size_t k;
+
+	pthread_mutex_lock(&q->mu);
+	while (q->filled == 0 && !q->done)
+		pthread_cond_wait(&q->get, &q->mu);
+	if (q->filled == 0) {
+		*eno = q->ferr ? (q->eno ? q->eno : EIO) : 0;
+		pthread_mutex_unlock(&q->mu);
+		return 0;
+	}
+	p = q->blk[q->head] + q->pos;
+	k = q->len[q->head] - q->pos;
+	pthread_mutex_unlock(&q->mu);
+	if (k > cap)
+		k = cap;
+	memcpy(dst, p, k);
+	pthread_mutex_lock(&q->mu);
+	q->pos += k;
+	if (q->pos == q->len[q->head]) {
+		q->head = (q->head + 1) % AR_NBLK;
+		q->filled--;
+		q->pos = 0;
+		pthread_cond_signal(&q->put);
+	}
+	pthread_mutex_unlock(&q->mu);
+	return k;
+}
+
+static void
+ar_free(struct arq *q)
+{
+	for (int i = 0; i < AR_NBLK; i++)
+		free(q->blk[i]);
+	free(q);
+}
+
+static void
+ar_stop(struct ts_reader *r)
+{
+	struct arq *q = r->aq;
+
+	pthread_mutex_lock(&q->mu);
+	q->stop = 1;
+	pthread_cond_signal(&q->put);
+	pthread_mutex_unlock(&q->mu);
+	pthread_join(q->th, NULL);
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->put);
+	pthread_cond_destroy(&q->get);
+	ar_free(q);
+	r->aq = NULL;
+}
+
+int
+ts_reader_set_async(struct ts_reader *r, int on)
+{
+	struct arq *q;
+
+	if (r->state == RS_ERROR)
+		return r->err;
+	if (r->aq != NULL || !on)
+		return 0;
+	if (r->state != RS_START || r->in_len != 0 || r->in_off != 0)
+		return rfail(r, TS_E_USAGE, r->off, "read-ahead enabled after "
+		    "the first read");
+	if ((q = calloc(1, sizeof *q)) == NULL)
+		return 0;
+	for (int i = 0; i < AR_NBLK; i++)
+		if ((q->blk[i] = malloc(AR_BLK)) == NULL) {
+			ar_free(q);
+			return 0;
+		}
+	if (pthread_mutex_init(&q->mu, NULL) != 0) {
+		ar_free(q);
+		return 0;
+	}
+	if (pthread_cond_init(&q->put, NULL) != 0) {
+		pthread_mutex_destroy(&q->mu);
+		ar_free(q);
+		return 0;
+	}
+	if (pthread_cond_init(&q->get, NULL) != 0) {
+		pthread_cond_destroy(&q->put);
+		pthread_mutex_destroy(&q->mu);
+		ar_free(q);
+		return 0;
+	}
+	q->run = r->digest;
+	r->aq = q;
+	if (pthread_create(&q->th, NULL, ar_main, r) != 0) {
+		pthread_cond_destroy(&q->get);
+		pthread_cond_destroy(&q->put);
+		pthread_mutex_destroy(&q->mu);
+		ar_free(q);
+		r->aq = NULL;
+	}
+	return 0;
+}
+
+/* in_more with read-ahead.  When every byte of in was consumed (the
+ * usual case), the next block is lent as in, without a copy, until the
+ * next call gives it back; otherwise (a frame header split between
+ * blocks: fewer than ZSTD_FRAMEHEADERSIZE_MAX bytes left) the bytes left
+ * and the next ones are copied to in_own. */
+static int
+ar_more(struct ts_reader *r)
+{
+	struct arq *q = r->aq;
+	size_t left = r->in_len - r->in_pos, n;
+	int eno = 0;
+
+	if (left > IN_CAP / 2)
+		return rfail(r, TS_E_USAGE, r->off, "internal error: %zu "
+		    "unconsumed input bytes", left);
+	r->in_off += r->in_pos;
+	memmove(r->in_own, r->in + r->in_pos, left);
+	r->in_len = left;
+	r->in_pos = 0;
+	if (r->in != r->in_own) {
+		/* Give the lent block back. */
+		r->in = r->in_own;
+		pthread_mutex_lock(&q->mu);
+		q->head = (q->head + 1) % AR_NBLK;
+		q->filled--;
+		q->pos = 0;
+		pthread_cond_signal(&q->put);
+		pthread_mutex_unlock(&q->mu);
+	}
+	if (left > 0) {
+		n = ar_take(r, r->in + left, IN_CAP - left, &eno);
+	} else {
+		pthread_mutex_lock(&q->mu);
+		while (q->filled == 0 && !q->done)
+			pthread_cond_wait(&q->get, &q->mu);
+		if (q->filled == 0) {
+			eno = q->ferr ? (q->eno ? q->eno : EIO) : 0;
+			n = 0;
+		} else {
+			r->in = q->blk[q->head] + q->pos;
+			n = q->len[q->head] - q->pos;
+			q->pos = q->len[q->head];
+		}
+		pthread_mutex_unlock(&q->mu);
+	}
+	if (n == 0) {
+		if (eno != 0)
+			return rfail(r, TS_E_IO, r->off, "read error: %s",
+			    strerror(eno));
+		r->in_eof = 1;
+	}
+	r->in_len += n;
+	return 0;
+}
+
 /* Read more compressed input, keeping unconsumed bytes. */
 static int
 in_more(struct ts_reader *r)
 {
 	size_t n;
 
+	if (r->aq != NULL)
+		return ar_more(r);
 	if (r->in_pos > 0) {
 		memmove(r->in, r->in + r->in_pos, r->in_len - r->in_pos);
 		r->in_off += r->in_pos;
@@ -1135,7 +1382,22 @@ ts_reader_offset(const struct ts_reader *r)
 uint64_t
 ts_reader_digest(const struct ts_reader *r)
 {
-	return ts_xxh64_final(&r->digest);
+	struct arq *q = r->aq;
+	struct ts_xxh64 h;
+
+	if (q == NULL)
+		return ts_xxh64_final(&r->digest);
+	/* The read-ahead thread hashed the blocks: the digest before the
+	 * block being taken, then its bytes taken so far. */
+	pthread_mutex_lock(&q->mu);
+	if (q->filled > 0) {
+		h = q->before[q->head];
+		ts_xxh64_update(&h, q->blk[q->head], q->pos);
+	} else {
+		h = q->run;
+	}
+	pthread_mutex_unlock(&q->mu);
+	return ts_xxh64_final(&h);
 }
 
 /* One-shot XXH64 (the streaming functions are in xxh64.c). */
@@ -1192,8 +1454,11 @@ struct ts_writer {
 	size_t chunk_len;
 	uint64_t nrecords, ntensors, total_rows;
 	struct ts_meta names;	/* a set: tensor names written */
+	struct awq *aq;		/* the writer thread's queue, or NULL */
 	char msg[512];
 };
+
+static void aw_stop(struct ts_writer *w);
 
 __attribute__((format(printf, 3, 4))) static int
 wfail(struct ts_writer *w, int code, const char *fmt, ...)
@@ -1249,6 +1514,8 @@ ts_writer_close(struct ts_writer *w)
 {
 	if (w == NULL)
 		return;
+	if (w->aq != NULL)
+		aw_stop(w);
 	ZSTD_freeCCtx(w->cz);
 	free(w->zout);
 	free(w->chunk);
@@ -1256,8 +1523,12 @@ ts_writer_close(struct ts_writer *w)
 	free(w);
 }
 
+/* The zstd calls of one emit: compress src (n bytes) with mode and write
+ * what comes out.  Runs in the caller's thread or in the writer thread.
+ * @return 0, or a TS_E* code with the message (without label) in msg. */
 static int
-emit(struct ts_writer *w, const void *src, size_t n, ZSTD_EndDirective mode)
+zemit(struct ts_writer *w, const void *src, size_t n, ZSTD_EndDirective mode,
+    char *msg, size_t msglen)
 {
 	ZSTD_inBuffer ib = { src, n, 0 };
 	size_t z;
@@ -1265,11 +1536,208 @@ emit(struct ts_writer *w, const void *src, size_t n, ZSTD_EndDirective mode)
 	do {
 		ZSTD_outBuffer ob = { w->zout, w->zout_cap, 0 };
 		z = ZSTD_compressStream2(w->cz, &ob, &ib, mode);
-		if (ZSTD_isError(z))
-			return wfail(w, TS_E_ZSTD, "zstd: %s", ZSTD_getErrorName(z));
-		if (ob.pos && fwrite(w->zout, 1, ob.pos, w->fp) != ob.pos)
-			return wfail(w, TS_E_IO, "write error: %s", strerror(errno));
+		if (ZSTD_isError(z)) {
+			snprintf(msg, msglen, "zstd: %s", ZSTD_getErrorName(z));
+			return TS_E_ZSTD;
+		}
+		if (ob.pos && fwrite(w->zout, 1, ob.pos, w->fp) != ob.pos) {
+			snprintf(msg, msglen, "write error: %s", strerror(errno));
+			return TS_E_IO;
+		}
 	} while (mode == ZSTD_e_continue ? ib.pos < ib.size : z != 0);
+	return 0;
+}
+
+/*
+ * The writer thread's queue: emits (a copy of their bytes and their mode)
+ * in order, at most AW_CAP bytes.  An emit larger than AW_CAP / 2, a flush
+ * or the end of the frame waits until the queue is empty and the thread
+ * idle, then runs in the caller's thread: no large copy, and the fflush
+ * that follows sees every byte.  The thread's first error is kept (later
+ * emits are dropped, as the synchronous writer stops at its first error)
+ * and handed to the caller at its next emit, drain or finish.
+ */
+#define AW_CAP (4u << 20)
+
+struct aw_item {
+	struct aw_item *next;
+	ZSTD_EndDirective mode;
+	size_t len;
+	unsigned char data[];
+};
+
+struct awq {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t put;	/* an item done: space, or idle */
+	pthread_cond_t get;	/* an item queued, or stop */
+	struct aw_item *head, *tail;
+	size_t queued;		/* bytes held by queued items */
+	int busy, stop, err;
+	char msg[256];
+};
+
+static void *
+aw_main(void *arg)
+{
+	struct ts_writer *w = arg;
+	struct awq *q = w->aq;
+	struct aw_item *it;
+	char msg[256];
+	int rc;
+
+	pthread_mutex_lock(&q->mu);
+	for (;;) {
+		while (q->head == NULL && !q->stop)
+			pthread_cond_wait(&q->get, &q->mu);
+		if ((it = q->head) == NULL)
+			break;
+		if ((q->head = it->next) == NULL)
+			q->tail = NULL;
+		q->busy = 1;
+		rc = q->err;
+		pthread_mutex_unlock(&q->mu);
+		if (rc == 0)
+			rc = zemit(w, it->data, it->len, it->mode, msg,
+			    sizeof msg);
+		pthread_mutex_lock(&q->mu);
+		if (rc != 0 && q->err == 0) {
+			q->err = rc;
+			memcpy(q->msg, msg, sizeof q->msg);
+		}
+		q->queued -= sizeof *it + it->len;
+		q->busy = 0;
+		free(it);
+		pthread_cond_broadcast(&q->put);
+	}
+	pthread_mutex_unlock(&q->mu);
+	return NULL;
+}
+
+/* The thread's error as the writer's (wfail keeps the first). */
+static int
+aw_fail(struct ts_writer *w)
+{
+	return wfail(w, w->aq->err, "%s", w->aq->msg);
+}
+
+/* Wait until every queued emit is done.  @return 0 or the thread's error. */
+static int
+aw_drain(struct ts_writer *w)
+{
+	struct awq *q = w->aq;
+	int err;
+
+	pthread_mutex_lock(&q->mu);
+	while ((q->head != NULL || q->busy) && q->err == 0)
+		pthread_cond_wait(&q->put, &q->mu);
+	err = q->err;
+	pthread_mutex_unlock(&q->mu);
+	return err ? aw_fail(w) : 0;
+}
+
+/* Stop the thread after it has done every queued emit; free the queue. */
+static void
+aw_stop(struct ts_writer *w)
+{
+	struct awq *q = w->aq;
+
+	pthread_mutex_lock(&q->mu);
+	q->stop = 1;
+	pthread_cond_signal(&q->get);
+	pthread_mutex_unlock(&q->mu);
+	pthread_join(q->th, NULL);
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->put);
+	pthread_cond_destroy(&q->get);
+	free(q);
+	w->aq = NULL;
+}
+
+int
+ts_writer_set_async(struct ts_writer *w, int on)
+{
+	struct awq *q;
+	int rc = 0;
+
+	if (w->state == WS_ERROR)
+		return w->err;
+	if (!on) {
+		if (w->aq != NULL) {
+			rc = aw_drain(w);
+			aw_stop(w);
+		}
+		return rc;
+	}
+	if (w->aq != NULL || (q = calloc(1, sizeof *q)) == NULL)
+		return 0;
+	if (pthread_mutex_init(&q->mu, NULL) != 0) {
+		free(q);
+		return 0;
+	}
+	if (pthread_cond_init(&q->put, NULL) != 0) {
+		pthread_mutex_destroy(&q->mu);
+		free(q);
+		return 0;
+	}
+	if (pthread_cond_init(&q->get, NULL) != 0) {
+		pthread_cond_destroy(&q->put);
+		pthread_mutex_destroy(&q->mu);
+		free(q);
+		return 0;
+	}
+	w->aq = q;
+	if (pthread_create(&q->th, NULL, aw_main, w) != 0) {
+		pthread_cond_destroy(&q->get);
+		pthread_cond_destroy(&q->put);
+		pthread_mutex_destroy(&q->mu);
+		free(q);
+		w->aq = NULL;
+	}
+	return 0;
+}
+
+static int
+emit(struct ts_writer *w, const void *src, size_t n, ZSTD_EndDirective mode)
+{
+	struct awq *q = w->aq;
+	struct aw_item *it = NULL;
+	char msg[256];
+	int rc;
+
+	if (q != NULL && mode == ZSTD_e_continue && n <= AW_CAP / 2)
+		it = malloc(sizeof *it + n);
+	if (it == NULL) {
+		/* Synchronous: no thread, a large emit, a flush, the end
+		 * of the frame, or no memory for a copy. */
+		if (q != NULL && (rc = aw_drain(w)) != 0)
+			return rc;
+		if ((rc = zemit(w, src, n, mode, msg, sizeof msg)) != 0)
+			return wfail(w, rc, "%s", msg);
+		return 0;
+	}
+	it->next = NULL;
+	it->mode = mode;
+	it->len = n;
+	if (n > 0)
+		memcpy(it->data, src, n);
+	pthread_mutex_lock(&q->mu);
+	while (q->queued > 0 && q->queued + sizeof *it + n > AW_CAP &&
+	    q->err == 0)
+		pthread_cond_wait(&q->put, &q->mu);
+	if (q->err != 0) {
+		pthread_mutex_unlock(&q->mu);
+		free(it);
+		return aw_fail(w);
+	}
+	if (q->tail != NULL)
+		q->tail->next = it;
+	else
+		q->head = it;
+	q->tail = it;
+	q->queued += sizeof *it + n;
+	pthread_cond_signal(&q->get);
+	pthread_mutex_unlock(&q->mu);
 	return 0;
 }
 

@@ -65,6 +65,18 @@ void ts_reader_close(struct ts_reader *r);
 void ts_reader_set_limits(struct ts_reader *r, uint64_t max_header,
     uint64_t max_bytes);
 
+/* With on, before the first read: fread the input ahead in one helper
+ * thread (a few MiB), overlapping input with decompression and parsing.
+ * Decompression, the frame checks and the parse stay in this thread, so
+ * results, errors, messages, offsets and the digest are those of the
+ * synchronous reader.  fp must not be used by the caller until
+ * ts_reader_close, which waits for a pending fread: use it on regular
+ * files, not on pipes or terminals that may never deliver.  It pays only
+ * with more than one CPU.  A thread that cannot start leaves the reader
+ * synchronous; on 0 does nothing.
+ * @return 0, or TS_E_USAGE after the first read. */
+int ts_reader_set_async(struct ts_reader *r, int on);
+
 /* Advance to the next tensor, skipping unread rows of the current one.
  * On 1, *hdr holds the tensor's name, dtype, dims (dims[0] is
  * TS_UNKNOWN_ROWS when rows are streamed) and metadata, with data NULL.
@@ -125,6 +137,17 @@ struct ts_writer *ts_writer_open(FILE *fp, const char *label, int level,
  * left without its end record, so every reader rejects it. */
 void ts_writer_close(struct ts_writer *w);
 
+/* With on, compress and write in one helper thread (on 0: drain it and
+ * stop it).  The thread makes the zstd calls this thread would have made,
+ * in the same order, so the bytes are identical; emits wait in a queue of
+ * a few MiB (large ones, flushes and finish drain it and run here).  A
+ * write or zstd error is returned by the next call on the writer, at the
+ * latest by ts_writer_finish, with the code and message of the
+ * synchronous writer.  It pays only with more than one CPU.  A thread
+ * that cannot start leaves the writer synchronous.  fp must not be used
+ * by the caller until ts_writer_finish or ts_writer_close returns.
+ * @return 0, or the writer's error. */
+int ts_writer_set_async(struct ts_writer *w, int on);
 /* Write a stream metadata record (between tensors).  Keys must satisfy
  * ts_check_key, values UTF-8.  @return 0 or a negative TS_E* code. */
 int ts_write_meta(struct ts_writer *w, const struct ts_meta *m);

@@ -13,6 +13,10 @@
  * compresses them again (with the checksum) three times in four; the
  * fourth time it mutates the compressed bytes, to test the frame layer.
  *
+ * Each input is read twice, by the synchronous reader and with read-ahead
+ * (ts_reader_set_async): the result, the message and the digest must be
+ * the same.
+ *
  * Build and run: make fuzz-run FUZZ_SECONDS=60 (clang -fsanitize=fuzzer).
  */
 #include <stdint.h>
@@ -59,8 +63,11 @@ read_rows(struct ts_reader *r)
 	return n;
 }
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* Read the input once; its result, message and digest into *rcp, msg,
+ * *digest. */
+static void
+read_once(const uint8_t *data, size_t size, int async, int64_t *rcp,
+    char *msg, size_t msglen, uint64_t *digest)
 {
 	FILE *fp;
 	struct ts_reader *r;
@@ -70,11 +77,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* fmemopen refuses a zero-length buffer. */
 	fp = size ? fmemopen((void *)data, size, "rb") : fopen("/dev/null", "rb");
+	*rcp = 0;
+	msg[0] = '\0';
+	*digest = 0;
 	if (fp == NULL)
-		return 0;
+		return;
 	if ((r = ts_reader_open(fp, "fuzz")) == NULL)
 		__builtin_trap();
 	ts_reader_set_limits(r, LIMIT, LIMIT);
+	if (async && ts_reader_set_async(r, 1) != 0)
+		__builtin_trap();
 	while ((rc = ts_read_next(r, &t)) == 1) {
 		if (i++ % 2 == 0) {
 			tensor_free(&t);
@@ -99,8 +111,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			__builtin_trap();
 		(void)ts_reader_meta(r);
 	}
+	*rcp = rc;
+	snprintf(msg, msglen, "%s", ts_reader_errmsg(r));
+	*digest = ts_reader_digest(r);
 	ts_reader_close(r);
 	fclose(fp);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static char m1[1024], m2[1024];
+	int64_t rc1, rc2;
+	uint64_t d1, d2;
+
+	read_once(data, size, 0, &rc1, m1, sizeof m1, &d1);
+	read_once(data, size, 1, &rc2, m2, sizeof m2, &d2);
+	if (rc1 != rc2 || strcmp(m1, m2) != 0 || d1 != d2)
+		__builtin_trap();
 	return 0;
 }
 

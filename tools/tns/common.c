@@ -1,13 +1,29 @@
 /* common.c: what the commands of tns share: names of tensors, inputs,
  * finishing an output stream. */
+#include <sys/stat.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "cpus.h"
 #include "tns.h"
 
 #define MAX_LISTED 20			/* tensor names listed in a message */
+
+struct ts_reader *
+tns_reader(FILE *fp, const char *label)
+{
+	struct ts_reader *r = cli_reader(fp, label);
+	struct stat st;
+
+	/* Only a regular file: closing waits for a pending read, which a
+	 * pipe might never complete.  The results are the same either way. */
+	if (pv_cpus() > 1 && fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode))
+		(void)ts_reader_set_async(r, 1);
+	return r;
+}
 
 /* Write the stream metadata (inherited keys, then prov.*) as one record
  * at the end, finish the stream and commit the output. */

@@ -59,6 +59,9 @@ void names_free(struct names *s);
 
 /* Open each operand (none: stdin) before reading any. */
 FILE **open_inputs(int argc, char **argv, const char ***labels, int *n);
+/* A reader on fp (cli_reader) that reads a regular file ahead in a helper
+ * thread when this process may use more than one CPU. */
+struct ts_reader *tns_reader(FILE *fp, const char *label);
 /* A usage error when cmd has more than one operand. */
 void one_operand(int argc, const char *cmd);
 
