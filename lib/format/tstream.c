@@ -229,6 +229,56 @@ ts_reader_set_limits(struct ts_reader *r, uint64_t max_header, uint64_t max_byte
 }
 
 /*
+ * The one helper thread of an asynchronous reader or writer: its lock,
+ * the condition its consumer waits on (put) and the one it waits on
+ * (get), and the stop flag.
+ */
+struct helper {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t put, get;
+	int stop;
+};
+
+/* Initialise h and start fn(arg) on it.  @return 0, or -1 with nothing
+ * left to free in h. */
+static int
+helper_start(struct helper *h, void *(*fn)(void *), void *arg)
+{
+	if (pthread_mutex_init(&h->mu, NULL) != 0)
+		return -1;
+	if (pthread_cond_init(&h->put, NULL) != 0)
+		goto mu;
+	if (pthread_cond_init(&h->get, NULL) != 0)
+		goto put;
+	if (pthread_create(&h->th, NULL, fn, arg) != 0)
+		goto get;
+	return 0;
+get:
+	pthread_cond_destroy(&h->get);
+put:
+	pthread_cond_destroy(&h->put);
+mu:
+	pthread_mutex_destroy(&h->mu);
+	return -1;
+}
+
+/* Set the stop flag, wake the thread (it waits on *wake), join it and
+ * release h. */
+static void
+helper_stop(struct helper *h, pthread_cond_t *wake)
+{
+	pthread_mutex_lock(&h->mu);
+	h->stop = 1;
+	pthread_cond_signal(wake);
+	pthread_mutex_unlock(&h->mu);
+	pthread_join(h->th, NULL);
+	pthread_mutex_destroy(&h->mu);
+	pthread_cond_destroy(&h->put);
+	pthread_cond_destroy(&h->get);
+}
+
+/*
  * The read-ahead thread freads the input into AR_NBLK blocks of AR_BLK
  * bytes; in_more copies from them instead of calling fread.  A short
  * fread ends the thread: at the end of the input, or at a read error,
@@ -241,17 +291,15 @@ ts_reader_set_limits(struct ts_reader *r, uint64_t max_header, uint64_t max_byte
 #define AR_NBLK 4
 
 struct arq {
-	pthread_t th;
-	pthread_mutex_t mu;
-	pthread_cond_t put;	/* a block consumed, or stop */
-	pthread_cond_t get;	/* a block filled, or the end */
+	struct helper h;	/* put: a block consumed, or stop; get: a
+				 * block filled, or the end */
 	unsigned char *blk[AR_NBLK];
 	size_t len[AR_NBLK];
 	size_t head, filled, pos;	/* first full block, full blocks,
 					 * bytes taken from the first */
 	struct ts_xxh64 before[AR_NBLK];	/* digest before each block */
 	struct ts_xxh64 run;	/* digest of every block read */
-	int done, ferr, eno, stop;
+	int done, ferr, eno;
 };
 
 static void *
@@ -261,25 +309,25 @@ ar_main(void *arg)
 	struct arq *q = r->aq;
 	struct ts_xxh64 run, before;
 
-	pthread_mutex_lock(&q->mu);
+	pthread_mutex_lock(&q->h.mu);
 	run = q->run;
-	while (!q->stop) {
+	while (!q->h.stop) {
 		size_t i, n;
 		int ferr, eno;
 
 		if (q->filled == AR_NBLK) {
-			pthread_cond_wait(&q->put, &q->mu);
+			pthread_cond_wait(&q->h.put, &q->h.mu);
 			continue;
 		}
 		i = (q->head + q->filled) % AR_NBLK;
-		pthread_mutex_unlock(&q->mu);
+		pthread_mutex_unlock(&q->h.mu);
 		errno = 0;
 		n = fread(q->blk[i], 1, AR_BLK, r->fp);
 		eno = errno;
 		ferr = n < AR_BLK && ferror(r->fp);
 		before = run;
 		ts_xxh64_update(&run, q->blk[i], n);
-		pthread_mutex_lock(&q->mu);
+		pthread_mutex_lock(&q->h.mu);
 		q->before[i] = before;
 		q->run = run;
 		q->len[i] = n;
@@ -290,11 +338,11 @@ ar_main(void *arg)
 			q->ferr = ferr;
 			q->eno = eno;
 		}
-		pthread_cond_signal(&q->get);
+		pthread_cond_signal(&q->h.get);
 		if (q->done)
 			break;
 	}
-	pthread_mutex_unlock(&q->mu);
+	pthread_mutex_unlock(&q->h.mu);
 	return NULL;
 }
 
@@ -307,29 +355,29 @@ ar_take(struct ts_reader *r, unsigned char *dst, size_t cap, int *eno)
 	const unsigned char *p;
 	size_t k;
 
-	pthread_mutex_lock(&q->mu);
+	pthread_mutex_lock(&q->h.mu);
 	while (q->filled == 0 && !q->done)
-		pthread_cond_wait(&q->get, &q->mu);
+		pthread_cond_wait(&q->h.get, &q->h.mu);
 	if (q->filled == 0) {
 		*eno = q->ferr ? (q->eno ? q->eno : EIO) : 0;
-		pthread_mutex_unlock(&q->mu);
+		pthread_mutex_unlock(&q->h.mu);
 		return 0;
 	}
 	p = q->blk[q->head] + q->pos;
 	k = q->len[q->head] - q->pos;
-	pthread_mutex_unlock(&q->mu);
+	pthread_mutex_unlock(&q->h.mu);
 	if (k > cap)
 		k = cap;
 	memcpy(dst, p, k);
-	pthread_mutex_lock(&q->mu);
+	pthread_mutex_lock(&q->h.mu);
 	q->pos += k;
 	if (q->pos == q->len[q->head]) {
 		q->head = (q->head + 1) % AR_NBLK;
 		q->filled--;
 		q->pos = 0;
-		pthread_cond_signal(&q->put);
+		pthread_cond_signal(&q->h.put);
 	}
-	pthread_mutex_unlock(&q->mu);
+	pthread_mutex_unlock(&q->h.mu);
 	return k;
 }
 
@@ -344,17 +392,8 @@ ar_free(struct arq *q)
 static void
 ar_stop(struct ts_reader *r)
 {
-	struct arq *q = r->aq;
-
-	pthread_mutex_lock(&q->mu);
-	q->stop = 1;
-	pthread_cond_signal(&q->put);
-	pthread_mutex_unlock(&q->mu);
-	pthread_join(q->th, NULL);
-	pthread_mutex_destroy(&q->mu);
-	pthread_cond_destroy(&q->put);
-	pthread_cond_destroy(&q->get);
-	ar_free(q);
+	helper_stop(&r->aq->h, &r->aq->h.put);
+	ar_free(r->aq);
 	r->aq = NULL;
 }
 
@@ -377,27 +416,9 @@ ts_reader_set_async(struct ts_reader *r, int on)
 			ar_free(q);
 			return 0;
 		}
-	if (pthread_mutex_init(&q->mu, NULL) != 0) {
-		ar_free(q);
-		return 0;
-	}
-	if (pthread_cond_init(&q->put, NULL) != 0) {
-		pthread_mutex_destroy(&q->mu);
-		ar_free(q);
-		return 0;
-	}
-	if (pthread_cond_init(&q->get, NULL) != 0) {
-		pthread_cond_destroy(&q->put);
-		pthread_mutex_destroy(&q->mu);
-		ar_free(q);
-		return 0;
-	}
 	q->run = r->digest;
 	r->aq = q;
-	if (pthread_create(&q->th, NULL, ar_main, r) != 0) {
-		pthread_cond_destroy(&q->get);
-		pthread_cond_destroy(&q->put);
-		pthread_mutex_destroy(&q->mu);
+	if (helper_start(&q->h, ar_main, r) != 0) {
 		ar_free(q);
 		r->aq = NULL;
 	}
@@ -426,19 +447,19 @@ ar_more(struct ts_reader *r)
 	if (r->in != r->in_own) {
 		/* Give the lent block back. */
 		r->in = r->in_own;
-		pthread_mutex_lock(&q->mu);
+		pthread_mutex_lock(&q->h.mu);
 		q->head = (q->head + 1) % AR_NBLK;
 		q->filled--;
 		q->pos = 0;
-		pthread_cond_signal(&q->put);
-		pthread_mutex_unlock(&q->mu);
+		pthread_cond_signal(&q->h.put);
+		pthread_mutex_unlock(&q->h.mu);
 	}
 	if (left > 0) {
 		n = ar_take(r, r->in + left, IN_CAP - left, &eno);
 	} else {
-		pthread_mutex_lock(&q->mu);
+		pthread_mutex_lock(&q->h.mu);
 		while (q->filled == 0 && !q->done)
-			pthread_cond_wait(&q->get, &q->mu);
+			pthread_cond_wait(&q->h.get, &q->h.mu);
 		if (q->filled == 0) {
 			eno = q->ferr ? (q->eno ? q->eno : EIO) : 0;
 			n = 0;
@@ -447,7 +468,7 @@ ar_more(struct ts_reader *r)
 			n = q->len[q->head] - q->pos;
 			q->pos = q->len[q->head];
 		}
-		pthread_mutex_unlock(&q->mu);
+		pthread_mutex_unlock(&q->h.mu);
 	}
 	if (n == 0) {
 		if (eno != 0)
@@ -1389,14 +1410,14 @@ ts_reader_digest(const struct ts_reader *r)
 		return ts_xxh64_final(&r->digest);
 	/* The read-ahead thread hashed the blocks: the digest before the
 	 * block being taken, then its bytes taken so far. */
-	pthread_mutex_lock(&q->mu);
+	pthread_mutex_lock(&q->h.mu);
 	if (q->filled > 0) {
 		h = q->before[q->head];
 		ts_xxh64_update(&h, q->blk[q->head], q->pos);
 	} else {
 		h = q->run;
 	}
-	pthread_mutex_unlock(&q->mu);
+	pthread_mutex_unlock(&q->h.mu);
 	return ts_xxh64_final(&h);
 }
 
@@ -1567,13 +1588,11 @@ struct aw_item {
 };
 
 struct awq {
-	pthread_t th;
-	pthread_mutex_t mu;
-	pthread_cond_t put;	/* an item done: space, or idle */
-	pthread_cond_t get;	/* an item queued, or stop */
+	struct helper h;	/* put: an item done, space or idle; get: an
+				 * item queued, or stop */
 	struct aw_item *head, *tail;
 	size_t queued;		/* bytes held by queued items */
-	int busy, stop, err;
+	int busy, err;
 	char msg[256];
 };
 
@@ -1586,21 +1605,21 @@ aw_main(void *arg)
 	char msg[256];
 	int rc;
 
-	pthread_mutex_lock(&q->mu);
+	pthread_mutex_lock(&q->h.mu);
 	for (;;) {
-		while (q->head == NULL && !q->stop)
-			pthread_cond_wait(&q->get, &q->mu);
+		while (q->head == NULL && !q->h.stop)
+			pthread_cond_wait(&q->h.get, &q->h.mu);
 		if ((it = q->head) == NULL)
 			break;
 		if ((q->head = it->next) == NULL)
 			q->tail = NULL;
 		q->busy = 1;
 		rc = q->err;
-		pthread_mutex_unlock(&q->mu);
+		pthread_mutex_unlock(&q->h.mu);
 		if (rc == 0)
 			rc = zemit(w, it->data, it->len, it->mode, msg,
 			    sizeof msg);
-		pthread_mutex_lock(&q->mu);
+		pthread_mutex_lock(&q->h.mu);
 		if (rc != 0 && q->err == 0) {
 			q->err = rc;
 			memcpy(q->msg, msg, sizeof q->msg);
@@ -1608,9 +1627,9 @@ aw_main(void *arg)
 		q->queued -= sizeof *it + it->len;
 		q->busy = 0;
 		free(it);
-		pthread_cond_broadcast(&q->put);
+		pthread_cond_broadcast(&q->h.put);
 	}
-	pthread_mutex_unlock(&q->mu);
+	pthread_mutex_unlock(&q->h.mu);
 	return NULL;
 }
 
@@ -1628,11 +1647,11 @@ aw_drain(struct ts_writer *w)
 	struct awq *q = w->aq;
 	int err;
 
-	pthread_mutex_lock(&q->mu);
+	pthread_mutex_lock(&q->h.mu);
 	while ((q->head != NULL || q->busy) && q->err == 0)
-		pthread_cond_wait(&q->put, &q->mu);
+		pthread_cond_wait(&q->h.put, &q->h.mu);
 	err = q->err;
-	pthread_mutex_unlock(&q->mu);
+	pthread_mutex_unlock(&q->h.mu);
 	return err ? aw_fail(w) : 0;
 }
 
@@ -1640,17 +1659,8 @@ aw_drain(struct ts_writer *w)
 static void
 aw_stop(struct ts_writer *w)
 {
-	struct awq *q = w->aq;
-
-	pthread_mutex_lock(&q->mu);
-	q->stop = 1;
-	pthread_cond_signal(&q->get);
-	pthread_mutex_unlock(&q->mu);
-	pthread_join(q->th, NULL);
-	pthread_mutex_destroy(&q->mu);
-	pthread_cond_destroy(&q->put);
-	pthread_cond_destroy(&q->get);
-	free(q);
+	helper_stop(&w->aq->h, &w->aq->h.get);
+	free(w->aq);
 	w->aq = NULL;
 }
 
@@ -1671,26 +1681,8 @@ ts_writer_set_async(struct ts_writer *w, int on)
 	}
 	if (w->aq != NULL || (q = calloc(1, sizeof *q)) == NULL)
 		return 0;
-	if (pthread_mutex_init(&q->mu, NULL) != 0) {
-		free(q);
-		return 0;
-	}
-	if (pthread_cond_init(&q->put, NULL) != 0) {
-		pthread_mutex_destroy(&q->mu);
-		free(q);
-		return 0;
-	}
-	if (pthread_cond_init(&q->get, NULL) != 0) {
-		pthread_cond_destroy(&q->put);
-		pthread_mutex_destroy(&q->mu);
-		free(q);
-		return 0;
-	}
 	w->aq = q;
-	if (pthread_create(&q->th, NULL, aw_main, w) != 0) {
-		pthread_cond_destroy(&q->get);
-		pthread_cond_destroy(&q->put);
-		pthread_mutex_destroy(&q->mu);
+	if (helper_start(&q->h, aw_main, w) != 0) {
 		free(q);
 		w->aq = NULL;
 	}
@@ -1721,12 +1713,12 @@ emit(struct ts_writer *w, const void *src, size_t n, ZSTD_EndDirective mode)
 	it->len = n;
 	if (n > 0)
 		memcpy(it->data, src, n);
-	pthread_mutex_lock(&q->mu);
+	pthread_mutex_lock(&q->h.mu);
 	while (q->queued > 0 && q->queued + sizeof *it + n > AW_CAP &&
 	    q->err == 0)
-		pthread_cond_wait(&q->put, &q->mu);
+		pthread_cond_wait(&q->h.put, &q->h.mu);
 	if (q->err != 0) {
-		pthread_mutex_unlock(&q->mu);
+		pthread_mutex_unlock(&q->h.mu);
 		free(it);
 		return aw_fail(w);
 	}
@@ -1736,8 +1728,8 @@ emit(struct ts_writer *w, const void *src, size_t n, ZSTD_EndDirective mode)
 		q->head = it;
 	q->tail = it;
 	q->queued += sizeof *it + n;
-	pthread_cond_signal(&q->get);
-	pthread_mutex_unlock(&q->mu);
+	pthread_cond_signal(&q->h.get);
+	pthread_mutex_unlock(&q->h.mu);
 	return 0;
 }
 
