@@ -103,6 +103,9 @@ struct src {
 	int aes;		/* 0: the bulk bits from r too */
 };
 
+/* Keys taken by this thread (noise_fast_test_keys). */
+static _Thread_local size_t keys_taken;
+
 static void
 src_init(struct src *s, const struct noise_fast *h, struct rng *r)
 {
@@ -133,6 +136,7 @@ src_bytes(struct src *s, unsigned char *buf, size_t n)
 
 		if (s->left == 0) {
 			aesctr_key_rng(&s->a, s->r);
+			keys_taken++;
 			s->left = AESCTR_REKEY;
 		}
 		k = nb < s->left ? nb : s->left;
@@ -1103,6 +1107,15 @@ noise_fast_grid_noise(const struct noise_fast *h, struct rng *r, double *z,
 	src_done(&s);
 	charge(tv_out, n, h->tau);
 	return 0;
+}
+
+size_t
+noise_fast_test_keys(void)
+{
+	size_t n = keys_taken;
+
+	keys_taken = 0;
+	return n;
 }
 
 int

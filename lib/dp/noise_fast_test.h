@@ -31,6 +31,11 @@ int noise_fast_new_defective(struct noise_fast **out, double s, int defect);
  * 0).  @return the previous setting or -1. */
 int noise_fast_test_aes(struct noise_fast *h, int on);
 
+/* The AES keys this thread has taken since the last call (each call's
+ * stream re-keys every AESCTR_REKEY blocks, the bound in tau relies on
+ * it); resets the count. */
+size_t noise_fast_test_keys(void);
+
 /* Use the 16-lane AVX-512F draws (on = 1) or the scalar code (on = 0)
  * from now on; both give the same values from the same stream, which the
  * tests check with this.  @return the previous setting, or -1 (nothing

@@ -210,6 +210,28 @@ test_aes_term(void)
 	ok(t1 >= 0x1p-117 && t1 < 0x1p-116 && t2 >= 0x1p-117,
 	    "tau(1) = 2^%.2f and tau(2^24.5) = 2^%.2f include 4096 / 2^129 = "
 	    "2^-117 a sample for the AES-CTR bits", log2(t1), log2(t2));
+	/* A key every 4096 blocks: 200 full chunks of 256 samples at L = 1
+	 * take 48 blocks each, 9600 blocks, so 3 keys (2 if the stream were
+	 * keyed every 8192 blocks, 1 if never re-keyed). */
+	if (noise_fast_new(&h, 0x1p10) == 0) {
+		struct rng *r = seeded("keys");
+		int64_t *k = malloc(51200 * sizeof *k);
+		double tv = 0;
+		size_t nk;
+
+		(void)noise_fast_test_keys();
+		if (k != NULL && noise_fast_test_aes(h, 1) == 1) {
+			noise_fast_sample(h, r, k, 51200, &tv);
+			nk = noise_fast_test_keys();
+			ok(nk == 3, "the AES stream is re-keyed every 4096 "
+			    "blocks (3 keys for 9600 blocks, got %zu)", nk);
+		} else
+			ok(1, "# SKIP re-keying: no AES instructions here");
+		free(k);
+		rng_free(r);
+		noise_fast_free(h);
+	} else
+		ok(0, "noise_fast_new(2^10)");
 	if (noise_fast_new(&h, 1) == 0) {
 		int prev = noise_fast_test_aes(h, 0);
 
